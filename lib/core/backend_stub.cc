@@ -1,0 +1,23 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Built only when ENABLE_CUDA is OFF: the library then has no GPU backend.
+
+#include "backend.h"
+
+namespace gr {
+namespace mimodet {
+
+int cuda_device_count() { return 0; }
+
+namespace core {
+bool cuda_built() { return false; }
+detector::sptr make_cuda_detector(const detector_config&) { return nullptr; }
+} // namespace core
+
+} // namespace mimodet
+} // namespace gr

@@ -1,0 +1,318 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "backend.h"
+#include "kernel.h"
+#include <gnuradio/mimodet/detector.h>
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace gr {
+namespace mimodet {
+
+namespace {
+
+std::mutex g_log_mutex;
+log_handler g_log_handler;
+
+const std::vector<std::string> k_algorithms = { "ml",  "zf",  "mmse", "psd",
+                                                "fsd", "sfsd", "mtt" };
+
+// Below this many vectors per call the thread start-up costs more than it saves.
+constexpr size_t k_min_vectors_per_thread = 64;
+
+class cpu_detector : public detector
+{
+public:
+    explicit cpu_detector(const detector_config& cfg) : detector(cfg)
+    {
+        int n = cfg.threads > 0 ? cfg.threads
+                                : static_cast<int>(std::thread::hardware_concurrency());
+        n = std::max(n, 1);
+        // Build one kernel now: it validates the algorithm parameters at construction.
+        d_kernels.push_back(core::make_cpu_kernel(cfg));
+        d_max_threads = n;
+        d_soft = core::algorithm_is_soft(cfg.algorithm);
+    }
+
+    bool soft() const override { return d_soft; }
+    std::string backend() const override { return "cpu"; }
+
+protected:
+    void run(const cf* H,
+             const cf* y,
+             size_t n_mat,
+             size_t n_sym,
+             const float* noise_var,
+             uint8_t* bits,
+             float* llr,
+             vector_stats* stats) override
+    {
+        const size_t by_work =
+            std::max<size_t>(1, n_mat * n_sym / k_min_vectors_per_thread);
+        const size_t n_threads =
+            std::min({ static_cast<size_t>(d_max_threads), n_mat, by_work });
+        while (d_kernels.size() < n_threads)
+            d_kernels.push_back(core::make_cpu_kernel(d_cfg));
+
+        const int nb = bits_per_vector();
+        auto work = [&](size_t t, size_t begin, size_t end) {
+            core::cpu_kernel& k = *d_kernels[t];
+            const int nr = d_cfg.n_rx, nt = d_cfg.n_tx;
+            core::MatC Hm(nr, nt);
+            std::vector<core::cd> yv(n_sym * nr);
+            std::vector<float> llr_tmp;
+            if (bits && d_soft)
+                llr_tmp.resize(n_sym * nb);
+            for (size_t m = begin; m < end; ++m) {
+                const cf* h = H + m * nr * nt;
+                for (int r = 0; r < nr; ++r)
+                    for (int c = 0; c < nt; ++c)
+                        Hm(r, c) = core::cd(h[r * nt + c]);
+                const cf* ym = y + m * n_sym * nr;
+                for (size_t i = 0; i < n_sym * nr; ++i)
+                    yv[i] = core::cd(ym[i]);
+                vector_stats* st = stats ? stats + m * n_sym : nullptr;
+                const double nv = noise_var[m];
+                if (d_soft) {
+                    float* out = llr ? llr + m * n_sym * nb : llr_tmp.data();
+                    k.detect(Hm, yv.data(), static_cast<int>(n_sym), nv, nullptr, out, st);
+                    if (bits) {
+                        uint8_t* b = bits + m * n_sym * nb;
+                        for (size_t i = 0; i < n_sym * nb; ++i)
+                            b[i] = out[i] < 0.0f ? 1 : 0;
+                    }
+                } else {
+                    k.detect(Hm,
+                             yv.data(),
+                             static_cast<int>(n_sym),
+                             nv,
+                             bits + m * n_sym * nb,
+                             nullptr,
+                             st);
+                }
+            }
+        };
+
+        if (n_threads <= 1) {
+            work(0, 0, n_mat);
+            return;
+        }
+        std::vector<std::thread> pool;
+        std::vector<std::exception_ptr> errors(n_threads);
+        const size_t chunk = (n_mat + n_threads - 1) / n_threads;
+        for (size_t t = 0; t < n_threads; ++t) {
+            const size_t b = t * chunk, e = std::min(n_mat, b + chunk);
+            pool.emplace_back([&, t, b, e] {
+                try {
+                    work(t, b, e);
+                } catch (...) {
+                    errors[t] = std::current_exception();
+                }
+            });
+        }
+        for (auto& th : pool)
+            th.join();
+        for (auto& e : errors)
+            if (e)
+                std::rethrow_exception(e);
+    }
+
+private:
+    std::vector<std::unique_ptr<core::cpu_kernel>> d_kernels;
+    int d_max_threads = 1;
+    bool d_soft = false;
+};
+
+void validate_config(const detector_config& cfg)
+{
+    if (std::find(k_algorithms.begin(), k_algorithms.end(), cfg.algorithm) ==
+        k_algorithms.end())
+        throw std::invalid_argument(
+            "mimodet: unknown algorithm '" + cfg.algorithm +
+            "' (expected one of ml, zf, mmse, psd, fsd, sfsd, mtt)");
+    if (cfg.n_tx < 1 || cfg.n_tx > 8)
+        throw std::invalid_argument("mimodet: n_tx must be between 1 and 8, got " +
+                                    std::to_string(cfg.n_tx));
+    if (cfg.n_rx < cfg.n_tx || cfg.n_rx > 8)
+        throw std::invalid_argument("mimodet: n_rx must be between n_tx (" +
+                                    std::to_string(cfg.n_tx) + ") and 8, got " +
+                                    std::to_string(cfg.n_rx));
+    to_string(cfg.mod); // throws on an invalid enum value
+    if (cfg.backend != "cpu" && cfg.backend != "cuda" && cfg.backend != "auto")
+        throw std::invalid_argument("mimodet: unknown backend '" + cfg.backend +
+                                    "' (expected cpu, cuda or auto)");
+    if (cfg.threads < 0)
+        throw std::invalid_argument("mimodet: threads must be >= 0 (0 = all cores)");
+    if (!(cfg.llr_clip >= 0.0f) || std::isinf(cfg.llr_clip))
+        throw std::invalid_argument("mimodet: llr_clip must be finite and >= 0");
+    core::validate_algorithm_config(cfg);
+}
+
+} // namespace
+
+std::vector<std::string> algorithms() { return k_algorithms; }
+
+void set_log_handler(log_handler handler)
+{
+    std::lock_guard<std::mutex> lock(g_log_mutex);
+    g_log_handler = std::move(handler);
+}
+
+void log_message(const std::string& level, const std::string& msg)
+{
+    std::lock_guard<std::mutex> lock(g_log_mutex);
+    if (g_log_handler)
+        g_log_handler(level, msg);
+    else
+        std::cerr << "mimodet " << level << ": " << msg << std::endl;
+}
+
+detector::detector(const detector_config& cfg) : d_cfg(cfg) {}
+detector::~detector() = default;
+
+int detector::bits_per_vector() const
+{
+    return d_cfg.n_tx * static_cast<int>(d_cfg.mod);
+}
+
+detector::sptr detector::make(const detector_config& cfg)
+{
+    validate_config(cfg);
+    if (cfg.backend == "cpu")
+        return std::make_shared<cpu_detector>(cfg);
+
+    const int devices = cuda_device_count();
+    if (cfg.backend == "cuda") {
+        if (devices == 0)
+            throw std::runtime_error(
+                "mimodet: backend 'cuda' requested but no CUDA device is available" +
+                std::string(core::cuda_built() ? "" : " (built without CUDA)"));
+        auto d = core::make_cuda_detector(cfg);
+        if (!d)
+            throw std::invalid_argument("mimodet: algorithm '" + cfg.algorithm +
+                                        "' has no CUDA implementation in this build");
+        return d;
+    }
+    // auto
+    if (devices > 0) {
+        if (auto d = core::make_cuda_detector(cfg))
+            return d;
+        log_message("info",
+                    "backend 'auto': no CUDA implementation of '" + cfg.algorithm +
+                        "', using the CPU");
+    } else {
+        log_message("info", "backend 'auto': no CUDA device found, using the CPU");
+    }
+    detector_config c = cfg;
+    c.backend = "cpu";
+    return std::make_shared<cpu_detector>(c);
+}
+
+void detector::validate_inputs(const cf* H,
+                               const cf* y,
+                               size_t n_mat,
+                               size_t n_sym,
+                               const float* noise_var) const
+{
+    if (n_mat == 0 || n_sym == 0)
+        return;
+    if (!H || !y || !noise_var)
+        throw std::invalid_argument("mimodet: null input buffer");
+    auto finite = [](const cf* p, size_t n) {
+        for (size_t i = 0; i < n; ++i)
+            if (!std::isfinite(p[i].real()) || !std::isfinite(p[i].imag()))
+                return false;
+        return true;
+    };
+    const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
+    if (!finite(H, n_mat * nr * nt))
+        throw std::invalid_argument("mimodet: H contains NaN or Inf");
+    if (!finite(y, n_mat * n_sym * nr))
+        throw std::invalid_argument("mimodet: y contains NaN or Inf");
+    for (size_t m = 0; m < n_mat; ++m)
+        if (!std::isfinite(noise_var[m]) || !(noise_var[m] > 0.0f))
+            throw std::invalid_argument(
+                "mimodet: noise_var must be finite and > 0 (got " +
+                std::to_string(noise_var[m]) + " for matrix " + std::to_string(m) + ")");
+}
+
+void detector::detect_bits(const cf* H,
+                           const cf* y,
+                           size_t n_mat,
+                           size_t n_sym,
+                           const float* noise_var,
+                           uint8_t* bits,
+                           vector_stats* stats)
+{
+    validate_inputs(H, y, n_mat, n_sym, noise_var);
+    if (n_mat == 0 || n_sym == 0)
+        return;
+    if (!bits)
+        throw std::invalid_argument("mimodet: null output buffer");
+    run(H, y, n_mat, n_sym, noise_var, bits, nullptr, stats);
+}
+
+void detector::detect_llr(const cf* H,
+                          const cf* y,
+                          size_t n_mat,
+                          size_t n_sym,
+                          const float* noise_var,
+                          float* llr,
+                          vector_stats* stats)
+{
+    if (!soft())
+        throw std::logic_error("mimodet: detector '" + d_cfg.algorithm +
+                               "' gives hard bits only; use detect_bits (soft "
+                               "detectors: sfsd, mtt, ml, zf, mmse)");
+    validate_inputs(H, y, n_mat, n_sym, noise_var);
+    if (n_mat == 0 || n_sym == 0)
+        return;
+    if (!llr)
+        throw std::invalid_argument("mimodet: null output buffer");
+    run(H, y, n_mat, n_sym, noise_var, nullptr, llr, stats);
+}
+
+namespace core {
+
+bool algorithm_is_soft(const std::string& a)
+{
+    return a == "ml" || a == "zf" || a == "mmse" || a == "sfsd" || a == "mtt";
+}
+
+std::unique_ptr<cpu_kernel> make_cpu_kernel(const detector_config& cfg)
+{
+    const std::string& a = cfg.algorithm;
+    if (a == "ml")
+        return make_ml_kernel(cfg);
+    if (a == "zf" || a == "mmse")
+        return make_linear_kernel(cfg);
+    if (a == "psd")
+        return make_psd_kernel(cfg);
+    if (a == "fsd")
+        return make_fsd_kernel(cfg);
+    if (a == "sfsd")
+        return make_sfsd_kernel(cfg);
+    if (a == "mtt")
+        return make_mtt_kernel(cfg);
+    throw std::invalid_argument("mimodet: unknown algorithm '" + a + "'");
+}
+
+void validate_algorithm_config(const detector_config& cfg)
+{
+    // Each algorithm validates its own parameters when its kernel is built.
+    (void)make_cpu_kernel(cfg);
+}
+
+} // namespace core
+
+} // namespace mimodet
+} // namespace gr

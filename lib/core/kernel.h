@@ -1,0 +1,103 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// CPU detection kernels: one object per worker thread, working on one channel matrix and
+// the symbols that share it. Double precision throughout, so the tests can compare
+// against exhaustive search to 1e-4 and so that ties are rare.
+
+#ifndef INCLUDED_MIMODET_CORE_KERNEL_H
+#define INCLUDED_MIMODET_CORE_KERNEL_H
+
+#include <gnuradio/mimodet/constellation.h>
+#include <gnuradio/mimodet/detector.h>
+#include <Eigen/Dense>
+#include <complex>
+#include <cstdint>
+#include <memory>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+using cd = std::complex<double>;
+using MatC = Eigen::Matrix<cd, Eigen::Dynamic, Eigen::Dynamic>;
+using VecC = Eigen::Matrix<cd, Eigen::Dynamic, 1>;
+using MatR = Eigen::MatrixXd;
+using VecR = Eigen::VectorXd;
+
+class cpu_kernel
+{
+public:
+    virtual ~cpu_kernel() = default;
+    /*!
+     * H: n_rx x n_tx; y: n_sym received vectors of n_rx samples, contiguous.
+     * Hard kernels write bits[n_sym][n_tx*q] (llr is null); soft kernels write
+     * llr[n_sym][n_tx*q] (bits is null; the caller derives bits from the signs).
+     * stats (may be null): one entry per symbol.
+     */
+    virtual void detect(const MatC& H,
+                        const cd* y,
+                        int n_sym,
+                        double noise_var,
+                        uint8_t* bits,
+                        float* llr,
+                        vector_stats* stats) = 0;
+};
+
+//! Validates the algorithm-specific parts of cfg (throws std::invalid_argument) and
+//! builds one kernel. Called once per worker thread.
+std::unique_ptr<cpu_kernel> make_cpu_kernel(const detector_config& cfg);
+bool algorithm_is_soft(const std::string& algorithm);
+void validate_algorithm_config(const detector_config& cfg);
+
+// Factories of the individual algorithms (each file validates its own parameters).
+std::unique_ptr<cpu_kernel> make_ml_kernel(const detector_config& cfg);
+std::unique_ptr<cpu_kernel> make_linear_kernel(const detector_config& cfg); // zf, mmse
+std::unique_ptr<cpu_kernel> make_psd_kernel(const detector_config& cfg);
+std::unique_ptr<cpu_kernel> make_fsd_kernel(const detector_config& cfg);
+std::unique_ptr<cpu_kernel> make_sfsd_kernel(const detector_config& cfg);
+std::unique_ptr<cpu_kernel> make_mtt_kernel(const detector_config& cfg);
+
+//! Writes the q label bits of symbol label `label` (b0 first) to out[0..q-1].
+inline void label_to_bits(int label, int q, uint8_t* out)
+{
+    for (int b = 0; b < q; ++b)
+        out[b] = static_cast<uint8_t>((label >> (q - 1 - b)) & 1);
+}
+
+//! LLR from the two per-bit minimum metrics (max-log), with clipping and the
+//! missing-counter-hypothesis rule of detector_config::llr_clip.
+inline float maxlog_llr(double min_metric_bit0,
+                        double min_metric_bit1,
+                        double inv_noise_var,
+                        float llr_clip)
+{
+    const double inf = std::numeric_limits<double>::infinity();
+    const double missing = llr_clip > 0 ? llr_clip : missing_llr;
+    double l;
+    if (min_metric_bit1 == inf && min_metric_bit0 == inf)
+        l = 0.0;
+    else if (min_metric_bit1 == inf)
+        l = missing;
+    else if (min_metric_bit0 == inf)
+        l = -missing;
+    else
+        l = (min_metric_bit1 - min_metric_bit0) * inv_noise_var;
+    if (llr_clip > 0) {
+        if (l > llr_clip)
+            l = llr_clip;
+        else if (l < -llr_clip)
+            l = -llr_clip;
+    }
+    return static_cast<float>(l);
+}
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif

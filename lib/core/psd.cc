@@ -1,0 +1,398 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Parallel sphere detector (PSD paper, Algorithm 3) on the CPU: exact ML, hard bits.
+//
+// The search runs on the real-valued model (Eq. 3) after a Householder QR of the real
+// channel (the paper's plain QR, Eq. 6), or a sorted QR with cfg.psd_sorted_qr (the
+// column permutation is undone on the result). Levels lvl_1..lvl_nr hold buffers of eval_x
+// partial vectors; Expand and Evaluate takes exp_(x-1) partial vectors of the level
+// above (from its offset on), appends every combination of the skipped levels and
+// computes the path metrics from the parents' stored metrics. Intermediate buffers are
+// sorted, the leaf buffer is searched for its minimum (radius update), and a level is
+// left as soon as the next sorted candidate's metric is >= d^2: every vector not visited
+// then has a metric >= d^2, which makes the result exact ML for any valid parameters.
+//
+// With lvl = N+1, N, ..., 1 and exp all 1 every buffer holds the |Omega| children of one
+// node, sorted: that is the Schnorr-Euchner depth-first sphere decoder. That case runs on
+// a specialised path that produces the sorted children lazily (zig-zag around the
+// unconstrained estimate) instead of evaluating and sorting all |Omega| of them; the
+// visiting order, radius updates, pruning and the counters are those of Algorithm 3.
+
+#include "kernel.h"
+#include "psd_params.h"
+#include "qr.h"
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+namespace {
+
+constexpr double k_inf = std::numeric_limits<double>::infinity();
+
+class psd_kernel : public cpu_kernel
+{
+public:
+    psd_kernel(const detector_config& cfg, const psd_params& params, bool depth_first)
+        : d_nt(cfg.n_tx),
+          d_N(2 * cfg.n_tx),
+          d_c(constellation::get(cfg.mod)),
+          d_q(d_c.bits_per_symbol()),
+          d_P(d_c.pam_order()),
+          d_params(params),
+          d_depth_first(depth_first),
+          d_sorted_qr(cfg.psd_sorted_qr),
+          d_nr(static_cast<int>(params.lvl.size()) - 1)
+    {
+        // PAM levels in increasing order (the Gray labels are not monotone).
+        const auto& pam = d_c.pam_levels();
+        std::vector<int> order(d_P);
+        for (int j = 0; j < d_P; ++j)
+            order[j] = j;
+        std::sort(order.begin(), order.end(), [&](int a, int b) { return pam[a] < pam[b]; });
+        for (int j = 0; j < d_P; ++j) {
+            d_value.push_back(pam[order[j]]);
+            d_label.push_back(order[j]);
+        }
+        d_R.assign(d_N * d_N, 0.0);
+        d_z.assign(d_N, 0.0);
+        d_best.assign(d_N, 0);
+        d_real_label.assign(d_N, 0);
+        // Depth-first state, one entry per row.
+        d_df.resize(d_N);
+        d_sym_value.assign(d_N, 0.0);
+        d_sym.assign(d_N, 0);
+        // Buffers of levels lvl_1..lvl_nr (index x-1), eval_x entries each.
+        const auto eval = psd_eval(params, d_P);
+        d_buf.resize(d_nr);
+        for (int x = 1; x <= d_nr; ++x) {
+            auto& b = d_buf[x - 1];
+            b.metric.assign(eval[x - 1], 0.0);
+            b.sym.assign(eval[x - 1] * d_N, 0);
+            b.sorted.assign(eval[x - 1], ranked{ 0.0, 0 });
+        }
+        d_base.assign(d_N, 0.0);
+        d_digit.assign(d_N, 0);
+    }
+
+    void detect(const MatC& H,
+                const cd* y,
+                int n_sym,
+                double noise_var,
+                uint8_t* bits,
+                float* llr,
+                vector_stats* stats) override
+    {
+        const int nr = static_cast<int>(H.rows());
+        const int n_real_rx = 2 * nr;
+        // Once per matrix: QR of the real model, amortised over the n_sym vectors.
+        const MatR Hr = real_model(H);
+        const auto qr = d_sorted_qr ? qr_sorted(Hr) : qr_householder(Hr);
+        d_Qt.resize(static_cast<size_t>(d_N) * n_real_rx);
+        for (int k = 0; k < d_N; ++k) {
+            for (int i = 0; i < n_real_rx; ++i)
+                d_Qt[k * n_real_rx + i] = qr.Q(i, k);
+            for (int j = 0; j < d_N; ++j)
+                d_R[k * d_N + j] = qr.R(k, j);
+        }
+        const int nb = d_nt * d_q;
+        for (int s = 0; s < n_sym; ++s) {
+            // z = Q^T y_r (y_r = [Re y; Im y]).
+            const cd* ys = y + static_cast<size_t>(s) * nr;
+            for (int k = 0; k < d_N; ++k) {
+                const double* q = &d_Qt[k * n_real_rx];
+                double acc = 0.0;
+                for (int i = 0; i < nr; ++i)
+                    acc += q[i] * ys[i].real() + q[nr + i] * ys[i].imag();
+                d_z[k] = acc;
+            }
+            vector_stats st;
+            if (d_depth_first)
+                search_depth_first(st);
+            else
+                search_generic(st);
+            // Undo the column permutation, then pair the I and Q PAM labels.
+            for (int k = 0; k < d_N; ++k)
+                d_real_label[qr.perm[k]] = d_label[d_best[k]];
+            uint8_t* out = bits + static_cast<size_t>(s) * nb;
+            for (int t = 0; t < d_nt; ++t)
+                label_to_bits(d_c.label_from_pam(d_real_label[t], d_real_label[d_nt + t]),
+                              d_q,
+                              out + t * d_q);
+            if (stats)
+                stats[s] = st;
+        }
+    }
+
+private:
+    struct ranked {
+        double metric;
+        int entry;
+    };
+
+    struct level_buffer {
+        std::vector<double> metric; //!< path metric per entry
+        std::vector<uint8_t> sym;   //!< N sorted-PAM indices per entry (valid rows only)
+        std::vector<ranked> sorted; //!< (metric, entry) sorted by metric (inner levels)
+        int count = 0;              //!< entries filled by the last Expand and Evaluate
+        int off = 0;                //!< processing offset (position in sorted)
+    };
+
+    // ---- Generic Algorithm 3 ---------------------------------------------------------
+
+    // Expand and Evaluate: the n_parents partial vectors of level lvl_(x-1) at sorted
+    // positions from..from+n_parents-1 (the root for x = 1) get every combination of the
+    // rows lvl_x-1 .. lvl_(x-1)-2 (0-based) appended; fills buffer x and sorts it, or, on
+    // the leaf level, returns the index of its minimum.
+    int expand_evaluate(int x, int from, int n_parents, vector_stats& st)
+    {
+        const int top = d_params.lvl[x - 1] - 2; // highest new row (0-based)
+        const int bottom = d_params.lvl[x] - 1;  // lowest new row
+        const int depth = top - bottom + 1;
+        level_buffer& out = d_buf[x - 1];
+        out.count = 0;
+        int combos = 1;
+        for (int i = 0; i < depth; ++i)
+            combos *= d_P;
+        for (int p = 0; p < n_parents; ++p) {
+            double parent_metric = 0.0;
+            const uint8_t* parent_sym = nullptr;
+            if (x > 1) {
+                const level_buffer& in = d_buf[x - 2];
+                const int e = in.sorted[from + p].entry;
+                parent_metric = in.metric[e];
+                parent_sym = &in.sym[static_cast<size_t>(e) * d_N];
+            }
+            // Interference of the parent's symbols on the new rows, once per parent.
+            for (int r = bottom; r <= top; ++r) {
+                double b = d_z[r];
+                for (int k = top + 1; k < d_N; ++k)
+                    b -= d_R[r * d_N + k] * d_value[parent_sym[k]];
+                d_base[r] = b;
+            }
+            enumerate(top, top, bottom, parent_metric, parent_sym, out);
+        }
+        st.expanded += n_parents;
+        st.evaluated += n_parents * combos;
+        if (x == d_nr) { // leaf level: minimum search instead of sorting
+            int best = 0;
+            for (int e = 1; e < out.count; ++e)
+                if (out.metric[e] < out.metric[best])
+                    best = e;
+            return best;
+        }
+        for (int e = 0; e < out.count; ++e)
+            out.sorted[e] = { out.metric[e], e };
+        std::sort(out.sorted.begin(),
+                  out.sorted.begin() + out.count,
+                  [](const ranked& a, const ranked& b) { return a.metric < b.metric; });
+        return -1;
+    }
+
+    // Appends every combination of the rows r..bottom to the digits already chosen for
+    // the rows r+1..top (row `top` the most significant), depth first so that the rows
+    // share their partial sums; metric is the path metric down to row r+1.
+    void enumerate(int r,
+                   int top,
+                   int bottom,
+                   double metric,
+                   const uint8_t* parent_sym,
+                   level_buffer& out)
+    {
+        double b = d_base[r];
+        for (int k = r + 1; k <= top; ++k)
+            b -= d_R[r * d_N + k] * d_value[d_digit[k]];
+        const double r_diag = d_R[r * d_N + r];
+        for (int v = 0; v < d_P; ++v) {
+            const double e = b - r_diag * d_value[v];
+            const double m = metric + e * e;
+            d_digit[r] = v;
+            if (r > bottom) {
+                enumerate(r - 1, top, bottom, m, parent_sym, out);
+                continue;
+            }
+            const int idx = out.count++;
+            out.metric[idx] = m;
+            uint8_t* sym = &out.sym[static_cast<size_t>(idx) * d_N];
+            if (parent_sym)
+                std::copy(parent_sym + top + 1, parent_sym + d_N, sym + top + 1);
+            for (int k = bottom; k <= top; ++k)
+                sym[k] = static_cast<uint8_t>(d_digit[k]);
+        }
+    }
+
+    void leaf_update(int best_entry, double& d2)
+    {
+        const level_buffer& leaf = d_buf[d_nr - 1];
+        if (leaf.metric[best_entry] < d2) {
+            d2 = leaf.metric[best_entry];
+            const uint8_t* sym = &leaf.sym[static_cast<size_t>(best_entry) * d_N];
+            for (int k = 0; k < d_N; ++k)
+                d_best[k] = sym[k];
+        }
+    }
+
+    void search_generic(vector_stats& st)
+    {
+        double d2 = k_inf;
+        const int root = expand_evaluate(1, 0, 1, st);
+        if (d_nr == 1) {
+            leaf_update(root, d2);
+            return;
+        }
+        for (auto& b : d_buf)
+            b.off = 0;
+        // Traversal process: i is the level to fill next, buffer i-1 its source.
+        int i = 2;
+        while (i > 1) {
+            level_buffer& src = d_buf[i - 2];
+            if (src.off < src.count && src.sorted[src.off].metric < d2) {
+                const int n = std::min(d_params.exp[i - 1], src.count - src.off);
+                const int best = expand_evaluate(i, src.off, n, st);
+                src.off += n;
+                if (i == d_nr) {
+                    leaf_update(best, d2);
+                } else {
+                    d_buf[i - 1].off = 0;
+                    ++i;
+                }
+            } else {
+                // Buffer exhausted, or its next (sorted) candidate is outside the sphere:
+                // so are all the rest.
+                src.off = 0;
+                --i;
+            }
+        }
+    }
+
+    // ---- Depth-first special case (lvl = N+1..1, exp = 1) -----------------------------
+
+    struct df_level {
+        double parent_metric; //!< metric of the partial vector above this row
+        double b;             //!< z_k minus the interference of the symbols above
+        double centre;        //!< unconstrained estimate b / r_kk
+        int lo, hi;           //!< zig-zag: next candidates below / above the centre
+    };
+
+    // Children of one node in increasing metric order (the sorted buffer of Algorithm 3):
+    // |b - r v|^2 grows with |centre - v|, so alternate outwards from the nearest level.
+    void start_level(int k, double parent_metric, vector_stats& st)
+    {
+        df_level& l = d_df[k];
+        double b = d_z[k];
+        for (int j = k + 1; j < d_N; ++j)
+            b -= d_R[k * d_N + j] * d_sym_value[j];
+        const double r = d_R[k * d_N + k];
+        double centre = r > 0 ? b / r : 0.0;
+        // Beyond the outermost levels only the side matters; the clamp keeps the rounding in int range.
+        centre = std::isfinite(centre) ? std::clamp(centre, -1e3, 1e3) : 0.0;
+        l.parent_metric = parent_metric;
+        l.b = b;
+        l.centre = centre;
+        const double scale = d_c.scale();
+        int nearest = static_cast<int>(std::floor((centre / scale + (d_P - 1)) * 0.5 + 0.5));
+        nearest = std::clamp(nearest, 0, d_P - 1);
+        l.lo = nearest;
+        l.hi = nearest + 1;
+        st.expanded += 1;
+        st.evaluated += d_P; // Algorithm 3 evaluates all |Omega| children
+    }
+
+    // Next child of row k in sorted order; false when all were taken.
+    bool next_child(int k, int& idx, double& metric)
+    {
+        df_level& l = d_df[k];
+        const bool has_lo = l.lo >= 0, has_hi = l.hi < d_P;
+        if (!has_lo && !has_hi)
+            return false;
+        if (has_lo &&
+            (!has_hi || std::abs(l.centre - d_value[l.lo]) <= std::abs(d_value[l.hi] - l.centre)))
+            idx = l.lo--;
+        else
+            idx = l.hi++;
+        const double e = l.b - d_R[k * d_N + k] * d_value[idx];
+        metric = l.parent_metric + e * e;
+        return true;
+    }
+
+    void search_depth_first(vector_stats& st)
+    {
+        double d2 = k_inf;
+        int k = d_N - 1;
+        start_level(k, 0.0, st);
+        while (k < d_N) {
+            int idx = 0;
+            double m = k_inf;
+            if (k == 0) {
+                // Leaf level: the first sorted child is the minimum.
+                next_child(0, idx, m);
+                if (m < d2) {
+                    d2 = m;
+                    d_sym[0] = idx;
+                    std::copy(d_sym.begin(), d_sym.end(), d_best.begin());
+                }
+                k = 1;
+                continue;
+            }
+            if (next_child(k, idx, m) && m < d2) {
+                d_sym[k] = idx;
+                d_sym_value[k] = d_value[idx];
+                --k;
+                start_level(k, m, st);
+            } else {
+                ++k; // stop on the sorted bound: the remaining children are no better
+            }
+        }
+    }
+
+    const int d_nt, d_N;
+    const constellation& d_c;
+    const int d_q, d_P;
+    const psd_params d_params;
+    const bool d_depth_first;
+    const bool d_sorted_qr;
+    const int d_nr;
+    std::vector<double> d_value; //!< PAM levels, increasing
+    std::vector<int> d_label;    //!< PAM label of d_value[j]
+    std::vector<double> d_R;     //!< real R, row-major N x N
+    std::vector<double> d_Qt;    //!< Q^T, row-major N x 2 n_rx
+    std::vector<double> d_z;     //!< Q^T y_r of the current vector
+    std::vector<int> d_best;     //!< best vector: sorted-PAM index per row
+    std::vector<int> d_real_label;
+    std::vector<df_level> d_df;
+    std::vector<double> d_sym_value;
+    std::vector<int> d_sym;
+    std::vector<level_buffer> d_buf;
+    std::vector<double> d_base;
+    std::vector<int> d_digit;
+};
+
+} // namespace
+
+//! As make_psd_kernel; force_generic runs the generic Algorithm 3 path even for the
+//! depth-first parameter set (the tests compare both paths).
+std::unique_ptr<cpu_kernel> make_psd_kernel(const detector_config& cfg, bool force_generic)
+{
+    const int omega = constellation::get(cfg.mod).pam_order();
+    const psd_params p = psd_resolve(cfg.psd_lvl, cfg.psd_exp, cfg.n_tx, omega);
+    return std::make_unique<psd_kernel>(cfg, p, !force_generic && psd_is_depth_first(p));
+}
+
+std::unique_ptr<cpu_kernel> make_psd_kernel(const detector_config& cfg)
+{
+    return make_psd_kernel(cfg, false);
+}
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr

@@ -1,0 +1,93 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Parameters of the parallel sphere detector (PSD paper, Table 1 notation), shared by
+// the CPU and CUDA kernels: plain C++ only (no Eigen, no GNU Radio types).
+//
+// The tree is the real-valued one of Eq. 3: N = 2 n_tx levels, level N (the last column
+// of R) detected first, level 1 last; every level takes |Omega| = sqrt(M) PAM values.
+//
+// How the user passes them (detector_config::psd_lvl / psd_exp):
+//   lvl = { lvl_0, lvl_1, ..., lvl_nr }  with lvl_0 = N+1 (the root), strictly
+//         decreasing, lvl_nr = 1 (the leaves); partial vectors are evaluated (and
+//         buffered) only on the levels lvl_1..lvl_nr, the levels in between are
+//         expanded jointly (|Omega|^(lvl_(x-1) - lvl_x) children per parent).
+//   exp = { exp_0, exp_1, ..., exp_(nr-1) }  with exp_0 = 1 (the root) and
+//         1 <= exp_x <= eval_x: how many of the best (sorted) partial vectors of level
+//         lvl_x are expanded together. There is no exp for the leaf level.
+//   eval_x = exp_(x-1) * |Omega|^(lvl_(x-1) - lvl_x) is the buffer size of level lvl_x.
+// Both empty: the Table 5 preset of (n_tx, |Omega|), or psd_default_params() where
+// Table 5 has none.
+
+#ifndef INCLUDED_MIMODET_CORE_PSD_PARAMS_H
+#define INCLUDED_MIMODET_CORE_PSD_PARAMS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+struct psd_params {
+    std::vector<int> lvl; //!< lvl_0 = N+1 > lvl_1 > ... > lvl_nr = 1
+    std::vector<int> exp; //!< exp_0 = 1, exp_1 .. exp_(nr-1)
+};
+
+//! A parameter set from the paper, with the system it was given for.
+struct psd_paper_set {
+    std::string name; //!< e.g. "table2-config4", "table5-4x4-omega4"
+    int n_tx;         //!< antennas (N = 2 n_tx real levels)
+    int omega;        //!< |Omega|: PAM levels per real dimension (2, 4, 8)
+    psd_params params;
+};
+
+//! Largest buffer (eval_x) accepted, to keep the kernel's memory bounded.
+constexpr int64_t psd_max_eval = int64_t(1) << 20;
+
+//! eval_1 .. eval_nr (index 0 of the result is eval_1). Assumes lvl is decreasing.
+std::vector<int64_t> psd_eval(const psd_params& p, int omega);
+
+//! Checks p against Table 1 for n_tx antennas and |Omega| = omega; throws
+//! std::invalid_argument naming the violated constraint.
+void validate_psd_params(const psd_params& p, int n_tx, int omega);
+
+//! Table 2 (configurations 1-6), as printed (see psd_params.cc for the paper's eval typos).
+const std::vector<psd_paper_set>& psd_table2_configurations();
+
+//! Table 5 (parameters optimised for 20 dB on the GTX 690), one per (n_tx, omega).
+const std::vector<psd_paper_set>& psd_table5_presets();
+
+//! Scheme for systems Table 5 does not cover: one evaluated level per complex antenna
+//! (lvl = N+1, N-1, ..., 3, 1), exp all 1, so eval_x = |Omega|^2 = M everywhere.
+psd_params psd_default_params(int n_tx);
+
+//! Table 5's set for (n_tx, omega), else psd_default_params(n_tx).
+psd_params psd_preset(int n_tx, int omega);
+
+//! CPU-tuned set: every level evaluated (lvl = N+1, N, ..., 1), exp all 1. PSD then is
+//! a depth-first Schnorr-Euchner sphere decoder (sorted children, radius update).
+psd_params psd_cpu_tuned(int n_tx);
+
+//! True for lvl = N+1, N, ..., 1 with exp all 1 (the depth-first special case).
+bool psd_is_depth_first(const psd_params& p);
+
+//! User parameters (both empty: psd_preset) validated; throws std::invalid_argument.
+psd_params psd_resolve(const std::vector<int>& lvl,
+                       const std::vector<int>& exp,
+                       int n_tx,
+                       int omega);
+
+//! "{9, 6, 4, 1}" style text for messages and test names.
+std::string psd_to_string(const std::vector<int>& v);
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif /* INCLUDED_MIMODET_CORE_PSD_PARAMS_H */

@@ -1,0 +1,265 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Core pieces: constellations, QR variants, exhaustive ML, linear detectors, validation.
+
+#include "qa_common.h"
+#include "qr.h"
+#include <gtest/gtest.h>
+#include <limits>
+
+using namespace gr::mimodet;
+using core::MatC;
+using core::MatR;
+
+TEST(constellation, matches_36211_tables)
+{
+    // Spot values from 36.211 Tables 7.1.2-1, 7.1.3-1, 7.1.4-1.
+    const auto& q4 = constellation::get(modulation::qpsk);
+    EXPECT_NEAR(q4.points()[0b01].real(), 1 / std::sqrt(2.0), 1e-12);
+    EXPECT_NEAR(q4.points()[0b01].imag(), -1 / std::sqrt(2.0), 1e-12);
+    const auto& q16 = constellation::get(modulation::qam16);
+    const double s10 = std::sqrt(10.0);
+    EXPECT_NEAR(q16.points()[0b0000].real(), 1 / s10, 1e-12);
+    EXPECT_NEAR(q16.points()[0b0011].real(), 3 / s10, 1e-12);
+    EXPECT_NEAR(q16.points()[0b0011].imag(), 3 / s10, 1e-12);
+    EXPECT_NEAR(q16.points()[0b1101].real(), -1 / s10, 1e-12);
+    EXPECT_NEAR(q16.points()[0b1101].imag(), -3 / s10, 1e-12);
+    const auto& q64 = constellation::get(modulation::qam64);
+    const double s42 = std::sqrt(42.0);
+    EXPECT_NEAR(q64.points()[0b000000].real(), 3 / s42, 1e-12);
+    EXPECT_NEAR(q64.points()[0b000101].imag(), 7 / s42, 1e-12); // 000101 -> 3+7j
+    EXPECT_NEAR(q64.points()[0b001000].real(), 5 / s42, 1e-12); // 001000 -> 5+3j
+    EXPECT_NEAR(q64.points()[0b111111].real(), -7 / s42, 1e-12); // 111111 -> -7-7j
+    EXPECT_NEAR(q64.points()[0b111111].imag(), -7 / s42, 1e-12);
+    for (auto m : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
+        const auto& c = constellation::get(m);
+        double e = 0;
+        for (auto p : c.points())
+            e += std::norm(p);
+        EXPECT_NEAR(e / c.order(), 1.0, 1e-12) << to_string(m);
+        for (int l = 0; l < c.order(); ++l)
+            EXPECT_EQ(c.slice(c.points()[l]), l);
+    }
+}
+
+TEST(constellation, gray_neighbours_differ_in_one_bit)
+{
+    for (auto m : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
+        const auto& c = constellation::get(m);
+        const double dmin = 2 * c.scale();
+        for (int a = 0; a < c.order(); ++a)
+            for (int b = 0; b < c.order(); ++b)
+                if (std::abs(std::abs(c.points()[a] - c.points()[b]) - dmin) < 1e-9)
+                    EXPECT_EQ(__builtin_popcount(a ^ b), 1);
+    }
+}
+
+TEST(constellation, parse)
+{
+    EXPECT_EQ(parse_modulation("16QAM"), modulation::qam16);
+    EXPECT_EQ(parse_modulation("qam64"), modulation::qam64);
+    EXPECT_THROW(parse_modulation("8psk"), std::invalid_argument);
+}
+
+namespace {
+MatC random_h(int nr, int nt, std::mt19937_64& rng)
+{
+    std::normal_distribution<double> g(0, std::sqrt(0.5));
+    MatC H(nr, nt);
+    for (int r = 0; r < nr; ++r)
+        for (int c = 0; c < nt; ++c)
+            H(r, c) = { g(rng), g(rng) };
+    return H;
+}
+
+template <typename Mat>
+void expect_valid_qr(const Mat& H, const core::qr_result<Mat>& r)
+{
+    Mat Hp(H.rows(), H.cols());
+    for (Eigen::Index k = 0; k < H.cols(); ++k)
+        Hp.col(k) = H.col(r.perm[k]);
+    EXPECT_LT((r.Q * r.R - Hp).norm(), 1e-10);
+    EXPECT_LT((r.Q.adjoint() * r.Q - Mat::Identity(H.cols(), H.cols())).norm(), 1e-10);
+    for (Eigen::Index i = 0; i < r.R.rows(); ++i) {
+        for (Eigen::Index j = 0; j < i; ++j)
+            EXPECT_EQ(std::abs(r.R(i, j)), 0.0);
+        using std::imag;
+        using std::real;
+        EXPECT_GE(real(r.R(i, i)), 0.0);
+        EXPECT_NEAR(imag(r.R(i, i)), 0.0, 1e-12);
+    }
+}
+} // namespace
+
+TEST(qr, householder_sorted_and_fsd_order_are_valid)
+{
+    std::mt19937_64 rng(1);
+    for (int trial = 0; trial < 50; ++trial) {
+        const MatC H = random_h(4 + trial % 3, 4, rng);
+        expect_valid_qr(H, core::qr_householder(H));
+        const auto s = core::qr_sorted(H);
+        expect_valid_qr(H, s);
+        // SQRD: the first pivot is the weakest column of H.
+        Eigen::Index weakest;
+        H.colwise().squaredNorm().minCoeff(&weakest);
+        EXPECT_EQ(s.perm[0], weakest);
+        const MatR Hr = core::real_model(H);
+        expect_valid_qr(Hr, core::qr_sorted(Hr));
+        auto perm = core::fsd_ordering(H, 1);
+        std::vector<int> sorted = perm;
+        std::sort(sorted.begin(), sorted.end());
+        EXPECT_EQ(sorted, (std::vector<int>{ 0, 1, 2, 3 }));
+        expect_valid_qr(H, core::qr_permuted(H, perm));
+    }
+}
+
+TEST(qr, real_model_preserves_metric)
+{
+    std::mt19937_64 rng(2);
+    const MatC H = random_h(3, 2, rng);
+    core::VecC s(2), y(3);
+    s << core::cd(0.3, -1.0), core::cd(-0.7, 0.2);
+    y << core::cd(1, 2), core::cd(-1, 0.5), core::cd(0.1, 0.1);
+    const MatR Hr = core::real_model(H);
+    core::VecR sr(4);
+    sr << 0.3, -0.7, -1.0, 0.2;
+    const core::VecR yr = core::real_model(y.data(), 3);
+    EXPECT_NEAR((y - H * s).squaredNorm(), (yr - Hr * sr).squaredNorm(), 1e-12);
+}
+
+TEST(ml, equals_brute_force_and_llrs_are_maxlog)
+{
+    for (auto mod : { modulation::qpsk, modulation::qam16 }) {
+        const auto b = qa::make_batch(2, 3, mod, 200, 2, 0, 30, 11);
+        auto det = qa::make("ml", 2, 3, mod);
+        const auto bits = qa::run_bits(*det, b);
+        const auto llr = qa::run_llr(*det, b);
+        const int q = static_cast<int>(mod), nb = 2 * q, M = 1 << q;
+        for (int v = 0; v < b.n_mat * b.n_sym; ++v) {
+            const int m = v / b.n_sym;
+            const qa::cf* H = &b.H[m * 6];
+            const qa::cf* y = &b.y[v * 3];
+            std::vector<double> m0(nb, 1e300), m1(nb, 1e300);
+            double best = 1e300;
+            std::vector<uint8_t> cand(nb), best_bits(nb);
+            for (int idx = 0; idx < M * M; ++idx) {
+                for (int k = 0; k < nb; ++k)
+                    cand[k] = (idx >> (nb - 1 - k)) & 1;
+                const double d = qa::metric(H, y, cand.data(), 2, 3, mod);
+                if (d < best) {
+                    best = d;
+                    best_bits = cand;
+                }
+                for (int k = 0; k < nb; ++k)
+                    (cand[k] ? m1[k] : m0[k]) = std::min(cand[k] ? m1[k] : m0[k], d);
+            }
+            for (int k = 0; k < nb; ++k) {
+                EXPECT_EQ(bits[v * nb + k], best_bits[k]);
+                const double ref = (m1[k] - m0[k]) / b.noise_var[m];
+                EXPECT_NEAR(llr[v * nb + k], ref, 1e-4 * std::max(1.0, std::abs(ref)));
+            }
+        }
+    }
+}
+
+TEST(ml, refuses_huge_problems)
+{
+    EXPECT_THROW(qa::make("ml", 4, 4, modulation::qam64), std::invalid_argument);
+    EXPECT_NO_THROW(qa::make("ml", 3, 4, modulation::qam64)); // 2^18 exactly
+}
+
+TEST(linear, noiseless_full_rank_is_exact)
+{
+    for (const char* a : { "zf", "mmse" }) {
+        auto b = qa::make_batch(4, 4, modulation::qam16, 100, 3, 80, 80, 5);
+        auto det = qa::make(a, 4, 4, modulation::qam16);
+        const auto bits = qa::run_bits(*det, b);
+        EXPECT_EQ(bits, b.bits) << a;
+    }
+}
+
+TEST(linear, mmse_beats_zf_at_low_snr)
+{
+    auto b = qa::make_batch(4, 4, modulation::qam16, 2000, 1, 8, 8, 6);
+    auto zf = qa::make("zf", 4, 4, modulation::qam16);
+    auto mmse = qa::make("mmse", 4, 4, modulation::qam16);
+    auto errors = [&](const std::vector<uint8_t>& x) {
+        size_t e = 0;
+        for (size_t i = 0; i < x.size(); ++i)
+            e += x[i] != b.bits[i];
+        return e;
+    };
+    EXPECT_LT(errors(qa::run_bits(*mmse, b)), errors(qa::run_bits(*zf, b)));
+}
+
+TEST(detector, rejects_bad_configuration)
+{
+    EXPECT_THROW(qa::make("sd", 2, 2, modulation::qpsk), std::invalid_argument);
+    EXPECT_THROW(qa::make("mmse", 4, 2, modulation::qpsk), std::invalid_argument);
+    EXPECT_THROW(qa::make("mmse", 0, 2, modulation::qpsk), std::invalid_argument);
+    detector_config c;
+    c.backend = "fpga";
+    EXPECT_THROW(detector::make(c), std::invalid_argument);
+    c = {};
+    c.llr_clip = -1;
+    EXPECT_THROW(detector::make(c), std::invalid_argument);
+}
+
+TEST(detector, rejects_bad_input)
+{
+    auto b = qa::make_batch(2, 2, modulation::qpsk, 4, 1, 10, 10, 7);
+    auto det = qa::make("mmse", 2, 2, modulation::qpsk);
+    std::vector<uint8_t> out(b.bits.size());
+    auto H = b.H;
+    H[1] = qa::cf(std::numeric_limits<float>::quiet_NaN(), 0);
+    EXPECT_THROW(det->detect_bits(H.data(), b.y.data(), 4, 1, b.noise_var.data(), out.data()),
+                 std::invalid_argument);
+    auto y = b.y;
+    y[0] = qa::cf(std::numeric_limits<float>::infinity(), 0);
+    EXPECT_THROW(det->detect_bits(b.H.data(), y.data(), 4, 1, b.noise_var.data(), out.data()),
+                 std::invalid_argument);
+    auto nv = b.noise_var;
+    nv[2] = 0;
+    EXPECT_THROW(det->detect_bits(b.H.data(), b.y.data(), 4, 1, nv.data(), out.data()),
+                 std::invalid_argument);
+}
+
+TEST(detector, backend_selection_without_gpu)
+{
+    if (cuda_device_count() > 0)
+        GTEST_SKIP() << "a CUDA device is present";
+    detector_config c;
+    c.backend = "auto";
+    EXPECT_EQ(detector::make(c)->backend(), "cpu");
+    c.backend = "cuda";
+    EXPECT_THROW(detector::make(c), std::runtime_error);
+}
+
+TEST(detector, singular_channel_gives_valid_bits)
+{
+    for (const char* a : { "ml", "zf", "mmse" }) {
+        auto b = qa::make_batch(2, 2, modulation::qam16, 20, 2, 20, 20, 8);
+        for (int m = 0; m < b.n_mat; ++m) {
+            qa::cf* h = &b.H[m * 4];
+            if (m % 2) { // rank one: second column = first
+                h[1] = h[0];
+                h[3] = h[2];
+            } else { // all zero
+                for (int i = 0; i < 4; ++i)
+                    h[i] = 0;
+            }
+        }
+        auto det = qa::make(a, 2, 2, modulation::qam16);
+        const auto bits = qa::run_bits(*det, b);
+        for (auto x : bits)
+            EXPECT_LE(x, 1);
+        if (det->soft())
+            for (float l : qa::run_llr(*det, b))
+                EXPECT_TRUE(std::isfinite(l)) << a;
+    }
+}

@@ -1,0 +1,297 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// PSD: parameter validation, the paper's parameter sets, and exact ML against the
+// exhaustive search for every applicable set.
+
+#include "kernel.h"
+#include "psd_params.h"
+#include "qa_common.h"
+#include <gtest/gtest.h>
+#include <stdexcept>
+
+using namespace gr::mimodet;
+using core::psd_params;
+
+namespace gr {
+namespace mimodet {
+namespace core {
+// Defined in psd.cc: forces the generic Algorithm 3 path for the depth-first set.
+std::unique_ptr<cpu_kernel> make_psd_kernel(const detector_config& cfg, bool force_generic);
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+namespace {
+
+int omega_of(modulation m) { return constellation::get(m).pam_order(); }
+
+detector_config psd_config(const psd_params& p, bool sorted_qr = false)
+{
+    detector_config cfg;
+    cfg.psd_lvl = p.lvl;
+    cfg.psd_exp = p.exp;
+    cfg.psd_sorted_qr = sorted_qr;
+    return cfg;
+}
+
+bool valid_for(const psd_params& p, int n_tx, int omega)
+{
+    try {
+        core::validate_psd_params(p, n_tx, omega);
+        return true;
+    } catch (const std::invalid_argument&) {
+        return false;
+    }
+}
+
+struct named_set {
+    std::string name;
+    psd_params params;
+};
+
+// Every Table 2 / Table 5 set whose N matches, the CPU-tuned set and the default (empty).
+std::vector<named_set> sets_for(int n_tx)
+{
+    std::vector<named_set> sets;
+    for (const auto* table : { &core::psd_table2_configurations(), &core::psd_table5_presets() })
+        for (const auto& s : *table)
+            if (s.n_tx == n_tx)
+                sets.push_back({ s.name, s.params });
+    sets.push_back({ "cpu-tuned", core::psd_cpu_tuned(n_tx) });
+    sets.push_back({ "default", {} });
+    return sets;
+}
+
+void expect_valid_bits(const std::vector<uint8_t>& bits)
+{
+    for (auto b : bits)
+        ASSERT_LE(b, 1);
+}
+
+} // namespace
+
+TEST(psd_params, paper_sets_are_valid)
+{
+    for (const auto* table : { &core::psd_table2_configurations(), &core::psd_table5_presets() })
+        for (const auto& s : *table)
+            EXPECT_NO_THROW(core::validate_psd_params(s.params, s.n_tx, s.omega)) << s.name;
+    // Table 2's eval rows, where they agree with eval_x = exp_(x-1) |Omega|^(lvl diff).
+    const auto c4 = core::psd_table2_configurations()[3];
+    EXPECT_EQ(core::psd_eval(c4.params, c4.omega), (std::vector<int64_t>{ 64, 64, 128 }));
+    const auto c6 = core::psd_table2_configurations()[5];
+    EXPECT_EQ(core::psd_eval(c6.params, c6.omega),
+              (std::vector<int64_t>{ 64, 16, 12288, 32 }));
+    const auto t5 = core::psd_preset(4, 8);
+    EXPECT_EQ(t5.lvl, (std::vector<int>{ 9, 7, 5, 3, 1 }));
+    EXPECT_EQ(t5.exp, (std::vector<int>{ 1, 4, 4, 2 }));
+}
+
+TEST(psd_params, defaults_and_cpu_tuned)
+{
+    for (int n_tx = 1; n_tx <= 8; ++n_tx)
+        for (int omega : { 2, 4, 8 }) {
+            EXPECT_NO_THROW(core::validate_psd_params(core::psd_preset(n_tx, omega), n_tx, omega));
+            EXPECT_NO_THROW(core::validate_psd_params(core::psd_cpu_tuned(n_tx), n_tx, omega));
+        }
+    EXPECT_TRUE(core::psd_is_depth_first(core::psd_cpu_tuned(4)));
+    EXPECT_FALSE(core::psd_is_depth_first(core::psd_preset(4, 4)));
+    EXPECT_EQ(core::psd_default_params(3).lvl, (std::vector<int>{ 7, 5, 3, 1 }));
+    // Empty parameters resolve to the Table 5 preset.
+    const auto r = core::psd_resolve({}, {}, 2, 8);
+    EXPECT_EQ(r.lvl, (std::vector<int>{ 5, 3, 1 }));
+    EXPECT_EQ(r.exp, (std::vector<int>{ 1, 1 }));
+}
+
+TEST(psd_params, invalid_parameters_throw)
+{
+    struct bad {
+        std::vector<int> lvl, exp;
+        const char* what;
+    };
+    // 2x2 16QAM: N = 4, |Omega| = 4.
+    const std::vector<bad> cases = {
+        { { 5 }, {}, "lvl_nr = 0" },                            // 0 < lvl_nr
+        { { 5, 4, 3, 2, 1, 0 }, { 1, 1, 1, 1, 1 }, "lvl_nr > N" }, // lvl_nr <= N
+        { { 4, 2, 1 }, { 1, 4 }, "lvl_0 != N+1" },
+        { { 6, 2, 1 }, { 1, 4 }, "lvl_0 != N+1 (above)" },
+        { { 5, 3, 3, 1 }, { 1, 1, 1 }, "not strictly decreasing" },
+        { { 5, 2, 3, 1 }, { 1, 1, 1 }, "increasing" },
+        { { 5, 3, 2 }, { 1, 1 }, "lvl_nr != 1" },
+        { { 5, 2, 1 }, { 2, 4 }, "exp_0 != 1" },
+        { { 5, 2, 1 }, { 1, 0 }, "exp_x < 1" },
+        { { 5, 2, 1 }, { 1, 65 }, "exp_x > eval_x" },
+        { { 5, 2, 1 }, { 1 }, "exp too short" },
+        { { 5, 2, 1 }, { 1, 4, 1 }, "exp too long" },
+        { { 5, 2, 1 }, {}, "exp missing" },
+    };
+    for (const auto& c : cases) {
+        auto cfg = psd_config({ c.lvl, c.exp });
+        EXPECT_THROW(qa::make("psd", 2, 2, modulation::qam16, cfg), std::invalid_argument)
+            << c.what;
+    }
+    // Buffer limit: 4x4 64QAM with a single evaluated level needs 8^8 entries.
+    EXPECT_THROW(qa::make("psd", 4, 4, modulation::qam64, psd_config({ { 9, 1 }, { 1 } })),
+                 std::invalid_argument);
+    // The message names the constraint.
+    try {
+        qa::make("psd", 2, 2, modulation::qam16, psd_config({ { 5, 2, 1 }, { 1, 65 } }));
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("exp_x <= eval_x"), std::string::npos) << e.what();
+    }
+}
+
+class psd_equals_ml
+    : public ::testing::TestWithParam<std::tuple<int, modulation>>
+{
+};
+
+TEST_P(psd_equals_ml, every_applicable_parameter_set)
+{
+    const int n_tx = std::get<0>(GetParam());
+    const modulation mod = std::get<1>(GetParam());
+    const int omega = omega_of(mod);
+    const auto b = qa::make_batch(n_tx, n_tx, mod, 2000, 1, 0, 30, 1000 + n_tx * 10 + omega);
+    auto ml = qa::make("ml", n_tx, n_tx, mod);
+    const auto ml_bits = qa::run_bits(*ml, b);
+    int tested = 0;
+    for (const auto& s : sets_for(n_tx))
+        for (bool sorted_qr : { false, true }) {
+        if (!s.params.lvl.empty() && !valid_for(s.params, n_tx, omega))
+            continue;
+        SCOPED_TRACE(s.name + " lvl=" + core::psd_to_string(s.params.lvl) +
+                     " exp=" + core::psd_to_string(s.params.exp) +
+                     (sorted_qr ? " sorted QR" : " Householder QR"));
+        auto psd = qa::make("psd", n_tx, n_tx, mod, psd_config(s.params, sorted_qr));
+        std::vector<uint8_t> bits(b.bits.size());
+        std::vector<vector_stats> stats(static_cast<size_t>(b.n_mat) * b.n_sym);
+        psd->detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(),
+                         bits.data(), stats.data());
+        expect_valid_bits(bits);
+        EXPECT_EQ(qa::count_non_ml(b, bits, ml_bits), 0);
+        for (const auto& st : stats) {
+            ASSERT_GT(st.expanded, 0u);
+            ASSERT_GE(st.evaluated, st.expanded);
+        }
+        ++tested;
+    }
+    // 2x2: Table 2 configurations 1-3, three Table 5 rows, CPU-tuned, default; 4x4:
+    // configurations 4-6, three Table 5 rows, CPU-tuned, default; each with both QRs.
+    EXPECT_EQ(tested, 16);
+}
+
+INSTANTIATE_TEST_SUITE_P(configs,
+                         psd_equals_ml,
+                         ::testing::Values(std::make_tuple(2, modulation::qpsk),
+                                           std::make_tuple(2, modulation::qam16),
+                                           std::make_tuple(2, modulation::qam64),
+                                           std::make_tuple(4, modulation::qpsk),
+                                           std::make_tuple(4, modulation::qam16)));
+
+TEST(psd, depth_first_path_matches_generic_algorithm)
+{
+    // The specialised depth-first path must visit exactly what Algorithm 3 visits.
+    for (auto mod : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
+        detector_config cfg = psd_config(core::psd_cpu_tuned(4), mod == modulation::qam16);
+        cfg.n_tx = 4;
+        cfg.n_rx = 4;
+        cfg.mod = mod;
+        auto fast = core::make_psd_kernel(cfg, false);
+        auto generic = core::make_psd_kernel(cfg, true);
+        const auto b = qa::make_batch(4, 4, mod, 200, 3, 0, 30, 77);
+        const int nb = 4 * static_cast<int>(mod);
+        for (int m = 0; m < b.n_mat; ++m) {
+            core::MatC H(4, 4);
+            for (int r = 0; r < 4; ++r)
+                for (int c = 0; c < 4; ++c)
+                    H(r, c) = core::cd(b.H[(m * 4 + r) * 4 + c]);
+            std::vector<core::cd> y(b.n_sym * 4);
+            for (size_t i = 0; i < y.size(); ++i)
+                y[i] = core::cd(b.y[m * b.n_sym * 4 + i]);
+            std::vector<uint8_t> bf(b.n_sym * nb), bg(b.n_sym * nb);
+            std::vector<vector_stats> sf(b.n_sym), sg(b.n_sym);
+            fast->detect(H, y.data(), b.n_sym, 1.0, bf.data(), nullptr, sf.data());
+            generic->detect(H, y.data(), b.n_sym, 1.0, bg.data(), nullptr, sg.data());
+            ASSERT_EQ(bf, bg) << to_string(mod) << " matrix " << m;
+            for (int s = 0; s < b.n_sym; ++s) {
+                ASSERT_EQ(sf[s].expanded, sg[s].expanded) << to_string(mod) << " matrix " << m;
+                ASSERT_EQ(sf[s].evaluated, sg[s].evaluated);
+            }
+        }
+    }
+}
+
+TEST(psd, more_receive_than_transmit_antennas)
+{
+    for (auto mod : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
+        const auto b = qa::make_batch(2, 4, mod, 500, 2, 0, 30, 5);
+        auto ml = qa::make("ml", 2, 4, mod);
+        const auto ml_bits = qa::run_bits(*ml, b);
+        for (const auto& p : { psd_params{}, core::psd_cpu_tuned(2) }) {
+            auto psd = qa::make("psd", 2, 4, mod, psd_config(p, p.lvl.empty()));
+            EXPECT_EQ(qa::count_non_ml(b, qa::run_bits(*psd, b), ml_bits), 0)
+                << to_string(mod) << " lvl=" << core::psd_to_string(p.lvl);
+        }
+    }
+}
+
+TEST(psd, three_antennas_use_the_documented_default)
+{
+    const auto b = qa::make_batch(3, 3, modulation::qam16, 300, 1, 0, 30, 9);
+    auto ml = qa::make("ml", 3, 3, modulation::qam16);
+    auto psd = qa::make("psd", 3, 3, modulation::qam16);
+    EXPECT_EQ(qa::count_non_ml(b, qa::run_bits(*psd, b), qa::run_bits(*ml, b)), 0);
+}
+
+TEST(psd, rank_deficient_channels)
+{
+    for (int n_tx : { 2, 4 }) {
+        const auto mod = modulation::qam16;
+        auto b = qa::make_batch(n_tx, n_tx, mod, 20, 2, 10, 20, 3);
+        // Matrices 0-9: all zero; 10-19: column 1 duplicates column 0.
+        for (int m = 0; m < b.n_mat; ++m)
+            for (int r = 0; r < n_tx; ++r) {
+                qa::cf* row = &b.H[(static_cast<size_t>(m) * n_tx + r) * n_tx];
+                if (m < 10)
+                    std::fill(row, row + n_tx, qa::cf(0));
+                else
+                    row[1] = row[0];
+            }
+        auto ml = qa::make("ml", n_tx, n_tx, mod);
+        const auto ml_bits = qa::run_bits(*ml, b);
+        for (const auto& s : sets_for(n_tx)) {
+            if (!s.params.lvl.empty() && !valid_for(s.params, n_tx, omega_of(mod)))
+                continue;
+            for (bool sorted_qr : { false, true }) {
+                auto psd = qa::make("psd", n_tx, n_tx, mod, psd_config(s.params, sorted_qr));
+                const auto bits = qa::run_bits(*psd, b);
+                expect_valid_bits(bits);
+                EXPECT_EQ(qa::count_non_ml(b, bits, ml_bits), 0) << s.name;
+            }
+        }
+    }
+}
+
+TEST(psd, stats_are_plausible)
+{
+    const auto b = qa::make_batch(4, 4, modulation::qam16, 50, 2, 20, 20, 11);
+    for (const auto& p : { psd_params{}, core::psd_cpu_tuned(4) }) {
+        auto psd = qa::make("psd", 4, 4, modulation::qam16, psd_config(p));
+        std::vector<uint8_t> bits(b.bits.size());
+        std::vector<vector_stats> stats(b.n_mat * b.n_sym);
+        psd->detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(),
+                         bits.data(), stats.data());
+        for (const auto& st : stats) {
+            EXPECT_GT(st.expanded, 0u);
+            EXPECT_GE(st.evaluated, st.expanded);
+            // At least one path from the root to a leaf (Table 5: 3 expansions).
+            EXPECT_GE(st.expanded, p.lvl.empty() ? 3u : 8u);
+            EXPECT_LT(st.evaluated, 65536u * 8);
+        }
+    }
+}

@@ -1,0 +1,59 @@
+#
+# Copyright 2026 gr-mimodet developers.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""The keyword-argument front of the detector factory."""
+
+from .mimodet_python import detector_config, make_detector, parse_modulation
+
+# Python keyword -> detector_config field. One table, so the names users type are
+# defined in one place (the C++ fields are documented in detector.h).
+_PARAMS = {
+    "lvl": "psd_lvl",
+    "exp": "psd_exp",
+    "T": "fsd_full_levels",
+    "niter": "sfsd_niter",
+    "sorted_qr": "mtt_sorted_qr",
+    "llr_clip": "llr_clip",
+    "threads": "threads",
+}
+
+
+def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params):
+    """Make a batch MIMO detector.
+
+    algorithm: "ml", "zf", "mmse", "psd", "fsd", "sfsd" or "mtt".
+    n_tx, n_rx: antennas (n_rx >= n_tx, up to 8).
+    modulation: "qpsk", "16qam" or "64qam" (3GPP TS 36.211 maps).
+    backend: "cpu", "cuda" or "auto" (GPU when one is present, else CPU).
+    Keyword parameters (unset ones take the algorithm's default):
+      lvl, exp   PSD tree levels and expansion counts (PSD paper, Table 1)
+      T          FSD/SFSD fully expanded levels
+      niter      SFSD list-extension iterations
+      sorted_qr  MTT: 1 sorted QR (default), 0 natural antenna order
+      llr_clip   LLR clipping magnitude (0 = off)
+      threads    CPU worker threads (0 = all cores)
+    Raises ValueError for an invalid configuration.
+    """
+    cfg = detector_config()
+    cfg.algorithm = algorithm
+    cfg.n_tx = int(n_tx)
+    cfg.n_rx = int(n_rx)
+    cfg.mod = parse_modulation(modulation) if isinstance(modulation, str) else modulation
+    cfg.backend = backend
+    for key, value in params.items():
+        field = _PARAMS.get(key)
+        if field is None:
+            raise TypeError(
+                "detector() got an unexpected keyword argument '%s' (known: %s)"
+                % (key, ", ".join(sorted(_PARAMS)))
+            )
+        setattr(cfg, field, value)
+    return make_detector(cfg)
+
+
+def snr_to_noise_var(snr_db, n_tx):
+    """noise_var for a receive SNR in dB: SNR = n_tx / noise_var (unit-energy symbols,
+    unit-variance channel taps), as in docs/CONVENTIONS.md."""
+    return n_tx / (10.0 ** (snr_db / 10.0))

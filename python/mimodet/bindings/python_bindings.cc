@@ -1,0 +1,222 @@
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// pybind11 bindings of the detection core. Shapes are checked here and reported as
+// ValueError; the core checks values (NaN/Inf, noise_var) and configurations.
+
+#include <pybind11/complex.h>
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <gnuradio/mimodet/constellation.h>
+#include <gnuradio/mimodet/detector.h>
+#include <stdexcept>
+#include <string>
+
+namespace py = pybind11;
+using namespace gr::mimodet;
+
+namespace {
+
+using cf = std::complex<float>;
+using carray = py::array_t<cf, py::array::c_style | py::array::forcecast>;
+using farray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+struct batch_view {
+    size_t n_mat = 0, n_sym = 0;
+    bool has_sym_axis = false;
+    carray H, y;
+    std::vector<float> noise_var;
+};
+
+std::string shape_str(const py::array& a)
+{
+    std::string s = "(";
+    for (py::ssize_t i = 0; i < a.ndim(); ++i)
+        s += std::to_string(a.shape(i)) + (i + 1 < a.ndim() ? ", " : "");
+    return s + (a.ndim() == 1 ? ",)" : ")");
+}
+
+batch_view check_inputs(const detector& d, py::object H_in, py::object y_in, py::object nv_in)
+{
+    const auto& c = d.config();
+    batch_view v;
+    v.H = carray::ensure(H_in);
+    v.y = carray::ensure(y_in);
+    if (!v.H || !v.y)
+        throw py::value_error("mimodet: H and y must be array-like complex values");
+    if (v.H.ndim() != 3 || v.H.shape(1) != c.n_rx || v.H.shape(2) != c.n_tx)
+        throw py::value_error("mimodet: H must have shape (B, n_rx=" + std::to_string(c.n_rx) +
+                              ", n_tx=" + std::to_string(c.n_tx) + "), got " +
+                              shape_str(v.H));
+    v.n_mat = v.H.shape(0);
+    if (v.y.ndim() == 2 && v.y.shape(0) == static_cast<py::ssize_t>(v.n_mat) &&
+        v.y.shape(1) == c.n_rx) {
+        v.n_sym = 1;
+    } else if (v.y.ndim() == 3 && v.y.shape(0) == static_cast<py::ssize_t>(v.n_mat) &&
+               v.y.shape(2) == c.n_rx) {
+        v.n_sym = v.y.shape(1);
+        v.has_sym_axis = true;
+    } else {
+        throw py::value_error("mimodet: y must have shape (B, n_rx) or (B, S, n_rx) with B=" +
+                              std::to_string(v.n_mat) + ", n_rx=" + std::to_string(c.n_rx) +
+                              "; got " + shape_str(v.y));
+    }
+    farray nv = farray::ensure(nv_in);
+    if (!nv)
+        throw py::value_error("mimodet: noise_var must be a number or an array of B numbers");
+    if (nv.ndim() == 0 || (nv.ndim() == 1 && nv.shape(0) == 1)) {
+        v.noise_var.assign(v.n_mat, nv.data()[0]);
+    } else if (nv.ndim() == 1 && nv.shape(0) == static_cast<py::ssize_t>(v.n_mat)) {
+        v.noise_var.assign(nv.data(), nv.data() + v.n_mat);
+    } else {
+        throw py::value_error("mimodet: noise_var must be a scalar or have shape (B,) with B=" +
+                              std::to_string(v.n_mat) + "; got " + shape_str(nv));
+    }
+    return v;
+}
+
+template <typename T>
+py::array_t<T> make_output(const batch_view& v, int nb)
+{
+    if (v.has_sym_axis)
+        return py::array_t<T>({ static_cast<py::ssize_t>(v.n_mat),
+                                static_cast<py::ssize_t>(v.n_sym),
+                                static_cast<py::ssize_t>(nb) });
+    return py::array_t<T>(
+        { static_cast<py::ssize_t>(v.n_mat), static_cast<py::ssize_t>(nb) });
+}
+
+py::object with_stats(py::object out, const batch_view& v, std::vector<vector_stats>& st)
+{
+    py::array_t<uint32_t> expanded(v.n_mat * v.n_sym), evaluated(v.n_mat * v.n_sym);
+    auto e = expanded.mutable_unchecked<1>();
+    auto ev = evaluated.mutable_unchecked<1>();
+    for (size_t i = 0; i < st.size(); ++i) {
+        e(i) = st[i].expanded;
+        ev(i) = st[i].evaluated;
+    }
+    py::dict d;
+    d["expanded"] = expanded;
+    d["evaluated"] = evaluated;
+    return py::make_tuple(out, d);
+}
+
+} // namespace
+
+PYBIND11_MODULE(mimodet_python, m)
+{
+    m.doc() = "gr-mimodet detection core (C++), see gnuradio.mimodet";
+
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p)
+                std::rethrow_exception(p);
+        } catch (const std::logic_error& e) {
+            // invalid_argument, domain errors and "hard-only detector" misuse
+            PyErr_SetString(PyExc_ValueError, e.what());
+        }
+    });
+
+    py::enum_<modulation>(m, "modulation")
+        .value("qpsk", modulation::qpsk)
+        .value("qam16", modulation::qam16)
+        .value("qam64", modulation::qam64);
+    m.def("parse_modulation", &parse_modulation, py::arg("name"));
+    m.def("modulation_name", [](modulation x) { return to_string(x); });
+    m.def("algorithms", &algorithms, "Names of the detection algorithms.");
+    m.def("cuda_device_count", &cuda_device_count, "Usable CUDA devices (0 without CUDA).");
+
+    m.def(
+        "constellation_points",
+        [](modulation mod) {
+            const auto& c = constellation::get(mod);
+            py::array_t<cf> pts(c.order());
+            auto p = pts.mutable_unchecked<1>();
+            for (int i = 0; i < c.order(); ++i)
+                p(i) = cf(c.points()[i]);
+            return pts;
+        },
+        py::arg("mod"),
+        "The 36.211 points indexed by label b0 b1 ... (b0 most significant).");
+
+    py::class_<detector_config>(m, "detector_config")
+        .def(py::init<>())
+        .def_readwrite("algorithm", &detector_config::algorithm)
+        .def_readwrite("n_tx", &detector_config::n_tx)
+        .def_readwrite("n_rx", &detector_config::n_rx)
+        .def_readwrite("mod", &detector_config::mod)
+        .def_readwrite("backend", &detector_config::backend)
+        .def_readwrite("threads", &detector_config::threads)
+        .def_readwrite("psd_lvl", &detector_config::psd_lvl)
+        .def_readwrite("psd_exp", &detector_config::psd_exp)
+        .def_readwrite("fsd_full_levels", &detector_config::fsd_full_levels)
+        .def_readwrite("sfsd_niter", &detector_config::sfsd_niter)
+        .def_readwrite("mtt_sorted_qr", &detector_config::mtt_sorted_qr)
+        .def_readwrite("llr_clip", &detector_config::llr_clip);
+
+    py::class_<detector, std::shared_ptr<detector>>(m, "detector_impl")
+        .def_property_readonly("soft", &detector::soft)
+        .def_property_readonly("backend", &detector::backend)
+        .def_property_readonly("bits_per_vector", &detector::bits_per_vector)
+        .def_property_readonly("algorithm",
+                               [](const detector& d) { return d.config().algorithm; })
+        .def_property_readonly("n_tx", [](const detector& d) { return d.config().n_tx; })
+        .def_property_readonly("n_rx", [](const detector& d) { return d.config().n_rx; })
+        .def(
+            "detect_bits",
+            [](detector& d, py::object H, py::object y, py::object nv, bool return_stats) {
+                auto v = check_inputs(d, H, y, nv);
+                auto out = make_output<uint8_t>(v, d.bits_per_vector());
+                std::vector<vector_stats> st(return_stats ? v.n_mat * v.n_sym : 0);
+                {
+                    py::gil_scoped_release release;
+                    d.detect_bits(v.H.data(),
+                                  v.y.data(),
+                                  v.n_mat,
+                                  v.n_sym,
+                                  v.noise_var.data(),
+                                  out.mutable_data(),
+                                  return_stats ? st.data() : nullptr);
+                }
+                return return_stats ? with_stats(out, v, st) : py::object(out);
+            },
+            py::arg("H"),
+            py::arg("y"),
+            py::arg("noise_var"),
+            py::arg("return_stats") = false,
+            "Hard bits, uint8 (B, n_tx*q) or (B, S, n_tx*q). With return_stats, also a "
+            "dict of per-vector 'expanded'/'evaluated' node counts.")
+        .def(
+            "detect_llr",
+            [](detector& d, py::object H, py::object y, py::object nv) {
+                auto v = check_inputs(d, H, y, nv);
+                if (!d.soft())
+                    throw py::value_error("mimodet: detector '" + d.config().algorithm +
+                                          "' gives hard bits only; use detect_bits");
+                auto out = make_output<float>(v, d.bits_per_vector());
+                py::gil_scoped_release release;
+                d.detect_llr(v.H.data(),
+                             v.y.data(),
+                             v.n_mat,
+                             v.n_sym,
+                             v.noise_var.data(),
+                             out.mutable_data());
+                return out;
+            },
+            py::arg("H"),
+            py::arg("y"),
+            py::arg("noise_var"),
+            "Max-log LLRs ln P(b=0)/P(b=1) scaled by 1/noise_var, float32 (B, n_tx*q) or "
+            "(B, S, n_tx*q).");
+
+    m.def("make_detector",
+          &detector::make,
+          py::arg("config"),
+          "Make a detector from a detector_config (see detector() for keywords).");
+}
