@@ -12,6 +12,7 @@
 
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/rayleigh.h>
+#include "psd_params.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -77,7 +78,7 @@ void usage()
            "  --threads LIST     CPU threads (default 1)\n"
            "  --backend B        cpu, cuda or auto (default cpu)\n"
            "  --psd-preset P     table5 (paper's Table 5) or cpu (consecutive levels, "
-           "exp 1)\n"
+           "exp 1, sorted QR)\n"
            "  --nsym N           symbols sharing one channel matrix (default 7)\n"
            "  --seconds S        minimum timed seconds per measurement (default 1)\n"
            "  --pool N           random matrices generated per configuration (default "
@@ -238,10 +239,12 @@ int main(int argc, char** argv)
                         cfg.backend = o.backend;
                         cfg.threads = th;
                         if (alg == "psd" && o.psd_preset == "cpu") {
-                            // Consecutive levels, one expansion: Schnorr-Euchner order.
-                            for (int l = 2 * nt + 1; l >= 1; --l)
-                                cfg.psd_lvl.push_back(l);
-                            cfg.psd_exp.assign(2 * nt, 1);
+                            // Consecutive levels, one expansion (Schnorr-Euchner order)
+                            // on a sorted QR: the CPU-tuned set.
+                            const auto p = core::psd_cpu_tuned(nt);
+                            cfg.psd_lvl = p.lvl;
+                            cfg.psd_exp = p.exp;
+                            cfg.sorted_qr = 1;
                         }
                         detector::sptr det;
                         try {

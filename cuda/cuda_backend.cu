@@ -11,6 +11,7 @@
 
 #include "../lib/core/backend.h"
 #include "cuda_check.h"
+#include "fsd_cuda.h"
 #include <cuda_runtime.h>
 
 namespace gr {
@@ -33,6 +34,8 @@ bool cuda_built() { return true; }
 
 detector::sptr make_cuda_detector(const detector_config& cfg)
 {
+    if (cfg.algorithm == "fsd")
+        return make_fsd_cuda_detector(cfg);
     return nullptr;
 }
 

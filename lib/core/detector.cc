@@ -152,6 +152,10 @@ void validate_config(const detector_config& cfg)
                                     "' (expected cpu, cuda or auto)");
     if (cfg.threads < 0)
         throw std::invalid_argument("mimodet: threads must be >= 0 (0 = all cores)");
+    if (cfg.sorted_qr < -1 || cfg.sorted_qr > 1)
+        throw std::invalid_argument("mimodet: sorted_qr must be -1 (the algorithm's "
+                                    "default), 0 (plain QR) or 1 (sorted QR), got " +
+                                    std::to_string(cfg.sorted_qr));
     if (!(cfg.llr_clip >= 0.0f) || std::isinf(cfg.llr_clip))
         throw std::invalid_argument("mimodet: llr_clip must be finite and >= 0");
     core::validate_algorithm_config(cfg);
@@ -178,6 +182,11 @@ void log_message(const std::string& level, const std::string& msg)
 
 detector::detector(const detector_config& cfg) : d_cfg(cfg) {}
 detector::~detector() = default;
+
+double detector::kernel_seconds(int)
+{
+    throw std::logic_error("mimodet: kernel_seconds is defined for the CUDA backend only");
+}
 
 int detector::bits_per_vector() const
 {

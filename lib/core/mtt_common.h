@@ -33,7 +33,7 @@ namespace mimodet {
 namespace core {
 namespace mtt {
 
-//! Default of detector_config::mtt_sorted_qr: the journal's host performs a sorted QR
+//! Default of detector_config::sorted_qr: the journal's host performs a sorted QR
 //! (Sec. 6.1) before the trellis is built.
 constexpr int default_sorted_qr = 1;
 
@@ -50,11 +50,7 @@ struct params {
 //! std::invalid_argument with a message naming the bad field.
 inline params resolve_params(const detector_config& cfg)
 {
-    if (cfg.mtt_sorted_qr < -1 || cfg.mtt_sorted_qr > 1)
-        throw std::invalid_argument(
-            "mimodet: mtt_sorted_qr must be -1 (default: sorted), 0 (plain QR) or 1 "
-            "(sorted QR), got " +
-            std::to_string(cfg.mtt_sorted_qr));
+    // sorted_qr's range is checked with the common fields (detector.cc).
     if (cfg.n_tx < 1 || cfg.n_tx > max_tx)
         throw std::invalid_argument("mimodet: mtt supports 1 to " +
                                     std::to_string(max_tx) + " transmit antennas, got " +
@@ -65,7 +61,7 @@ inline params resolve_params(const detector_config& cfg)
                                     std::to_string(max_order) + " points, got " +
                                     std::to_string(order));
     params p;
-    p.sorted_qr = cfg.mtt_sorted_qr == -1 ? default_sorted_qr != 0 : cfg.mtt_sorted_qr != 0;
+    p.sorted_qr = cfg.sorted_qr == -1 ? default_sorted_qr != 0 : cfg.sorted_qr != 0;
     return p;
 }
 

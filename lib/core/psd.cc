@@ -8,7 +8,7 @@
 // Parallel sphere detector (PSD paper, Algorithm 3) on the CPU: exact ML, hard bits.
 //
 // The search runs on the real-valued model (Eq. 3) after a Householder QR of the real
-// channel (the paper's plain QR, Eq. 6), or a sorted QR with cfg.psd_sorted_qr (the
+// channel (the paper's plain QR, Eq. 6), or a sorted QR with cfg.sorted_qr = 1 (the
 // column permutation is undone on the result). Levels lvl_1..lvl_nr hold buffers of eval_x
 // partial vectors; Expand and Evaluate takes exp_(x-1) partial vectors of the level
 // above (from its offset on), appends every combination of the skipped levels and
@@ -51,7 +51,7 @@ public:
           d_P(d_c.pam_order()),
           d_params(params),
           d_depth_first(depth_first),
-          d_sorted_qr(cfg.psd_sorted_qr),
+          d_sorted_qr(cfg.sorted_qr == 1),
           d_nr(static_cast<int>(params.lvl.size()) - 1)
     {
         // PAM levels in increasing order (the Gray labels are not monotone).

@@ -21,7 +21,7 @@ namespace {
 detector_config mtt_config(int sorted_qr = -1)
 {
     detector_config cfg;
-    cfg.mtt_sorted_qr = sorted_qr;
+    cfg.sorted_qr = sorted_qr;
     cfg.llr_clip = 0.0f;
     return cfg;
 }

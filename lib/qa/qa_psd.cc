@@ -35,7 +35,7 @@ detector_config psd_config(const psd_params& p, bool sorted_qr = false)
     detector_config cfg;
     cfg.psd_lvl = p.lvl;
     cfg.psd_exp = p.exp;
-    cfg.psd_sorted_qr = sorted_qr;
+    cfg.sorted_qr = sorted_qr ? 1 : 0;
     return cfg;
 }
 

@@ -14,7 +14,7 @@ _PARAMS = {
     "exp": "psd_exp",
     "T": "fsd_full_levels",
     "niter": "sfsd_niter",
-    "sorted_qr": "mtt_sorted_qr",
+    "sorted_qr": "sorted_qr",
     "llr_clip": "llr_clip",
     "threads": "threads",
 }
@@ -31,7 +31,7 @@ def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params)
       lvl, exp   PSD tree levels and expansion counts (PSD paper, Table 1)
       T          FSD/SFSD fully expanded levels
       niter      SFSD list-extension iterations
-      sorted_qr  MTT: 1 sorted QR (default), 0 natural antenna order
+      sorted_qr  PSD/MTT channel ordering: 1 sorted QR, 0 plain QR, -1 default
       llr_clip   LLR clipping magnitude (0 = off)
       threads    CPU worker threads (0 = all cores)
     Raises ValueError for an invalid configuration.

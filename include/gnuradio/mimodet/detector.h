@@ -37,23 +37,17 @@ struct MIMODET_API detector_config {
     //! and exp_0 = 1, exp_x <= eval_x (PSD paper, Table 1). Empty: the Table 5 preset.
     std::vector<int> psd_lvl;
     std::vector<int> psd_exp;
-    //! PSD: false: plain Householder QR of the real model (the paper's); true: sorted QR
-    //! (SQRD), same ML result, fewer nodes (about 1.6x faster on the CPU at 4x4 16QAM).
-    bool psd_sorted_qr = false;
-    // [psd fields end]
 
     //! FSD / SFSD: number of fully expanded levels T (Eq. 7); -1: 1.
     int fsd_full_levels = -1;
     //! SFSD: list-extension iterations Niter; -1: 2/4/6 for QPSK/16QAM/64QAM.
     int sfsd_niter = -1;
-    // [fsd/sfsd fields end]
 
-    // MTT parameters
-    //! MTT: channel ordering before the complex trellis is built. 1: sorted QR (MTT
-    //! journal Sec. 6.1, strongest stream in trellis stage 0); 0: plain QR, natural
-    //! antenna order; -1: 1.
-    int mtt_sorted_qr = -1;
-    // [mtt fields end]
+    //! Channel ordering of the tree/trellis detectors: 1 sorted QR (SQRD), 0 plain QR in
+    //! antenna order, -1 the algorithm's default. PSD: default 0 (the paper's plain QR;
+    //! 1 gives the same ML result with fewer nodes). MTT: default 1 (journal Sec. 6.1:
+    //! the host performs a sorted QR). FSD/SFSD always use the FSD ordering.
+    int sorted_qr = -1;
 
     //! LLR clipping magnitude (after 1/noise_var scaling); 0 disables clipping. A list
     //! detector that finds no counter-hypothesis for a bit reports +-llr_clip, or
@@ -99,6 +93,11 @@ public:
     virtual bool soft() const = 0;
     //! "cpu" or "cuda": what actually runs (after "auto" resolution).
     virtual std::string backend() const = 0;
+
+    //! Benchmarks: re-runs the GPU kernels of the last detect call on its data, which is
+    //! still on the device (no host transfers), and returns the mean seconds per batch.
+    //! CPU detectors throw std::logic_error.
+    virtual double kernel_seconds(int repetitions);
 
     //! Hard bits (0/1). Soft detectors return the LLR signs (LLR < 0 -> 1).
     void detect_bits(const cf* H,

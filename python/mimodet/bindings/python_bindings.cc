@@ -157,7 +157,7 @@ PYBIND11_MODULE(mimodet_python, m)
         .def_readwrite("psd_exp", &detector_config::psd_exp)
         .def_readwrite("fsd_full_levels", &detector_config::fsd_full_levels)
         .def_readwrite("sfsd_niter", &detector_config::sfsd_niter)
-        .def_readwrite("mtt_sorted_qr", &detector_config::mtt_sorted_qr)
+        .def_readwrite("sorted_qr", &detector_config::sorted_qr)
         .def_readwrite("llr_clip", &detector_config::llr_clip);
 
     py::class_<detector, std::shared_ptr<detector>>(m, "detector_impl")

@@ -1,0 +1,226 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "batch_detector.h"
+#include <algorithm>
+#include <cstring>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+namespace {
+// Chunks of about n_vec / streams vectors, clamped: large enough to fill the GPU, small
+// enough that copies of one chunk overlap the kernels of another.
+constexpr size_t k_min_chunk_vectors = size_t(1) << 12;
+constexpr size_t k_max_chunk_vectors = size_t(1) << 16;
+} // namespace
+
+cuda_batch_detector::cuda_batch_detector(const detector_config& cfg, bool soft)
+    : detector(cfg), d_soft(soft)
+{
+    d_cfg.backend = "cuda"; // what runs, also when "auto" chose it
+    MIMODET_CUDA_CHECK(cudaGetDevice(&d_device));
+    try {
+        for (auto& s : d_streams)
+            MIMODET_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        for (auto& e : d_timing)
+            MIMODET_CUDA_CHECK(cudaEventCreate(&e));
+    } catch (...) {
+        for (auto& s : d_streams)
+            if (s)
+                (void)cudaStreamDestroy(s);
+        for (auto& e : d_timing)
+            if (e)
+                (void)cudaEventDestroy(e);
+        throw;
+    }
+}
+
+cuda_batch_detector::~cuda_batch_detector()
+{
+    synchronize_all();
+    for (cudaEvent_t e : d_events)
+        (void)cudaEventDestroy(e);
+    for (auto& e : d_timing)
+        (void)cudaEventDestroy(e);
+    for (auto& s : d_streams)
+        (void)cudaStreamDestroy(s);
+}
+
+void cuda_batch_detector::synchronize_all()
+{
+    for (cudaStream_t s : d_streams)
+        if (s)
+            (void)cudaStreamSynchronize(s);
+}
+
+void cuda_batch_detector::run(const cf* H,
+                              const cf* y,
+                              size_t n_mat,
+                              size_t n_sym,
+                              const float* noise_var,
+                              uint8_t* bits,
+                              float* llr,
+                              vector_stats* stats)
+{
+    const device_guard guard(d_device);
+    d_n_mat = n_mat;
+    d_n_sym = n_sym;
+    try {
+        enqueue_and_collect(H, y, noise_var, bits, llr, stats);
+    } catch (...) {
+        // Leave no copy or kernel in flight on buffers that may be freed or reused.
+        synchronize_all();
+        d_n_chunks = 0;
+        throw;
+    }
+    if (stats && !kernels_write_stats()) {
+        const vector_stats s = host_stats();
+        std::fill(stats, stats + n_mat * n_sym, s);
+    }
+}
+
+cuda_batch_detector::chunk cuda_batch_detector::make_chunk(size_t c, bool with_stats) const
+{
+    const size_t nb = static_cast<size_t>(bits_per_vector());
+    const size_t h_len = static_cast<size_t>(d_cfg.n_rx) * d_cfg.n_tx;
+    chunk k;
+    k.m0 = c * d_chunk_mats;
+    k.n_mat = std::min(d_n_mat, k.m0 + d_chunk_mats) - k.m0;
+    k.v0 = k.m0 * d_n_sym;
+    k.n_vec = k.n_mat * d_n_sym;
+    k.n_sym = static_cast<int>(d_n_sym);
+    k.H = d_H.get() + k.m0 * h_len;
+    k.y = d_y.get() + k.v0 * d_cfg.n_rx;
+    k.noise_var = d_nv.get() + k.m0;
+    k.bits = d_soft ? nullptr : d_bits.get() + k.v0 * nb;
+    k.llr = d_soft ? d_llr.get() + k.v0 * nb : nullptr;
+    k.stats = with_stats ? d_stats.get() + k.v0 : nullptr;
+    return k;
+}
+
+void cuda_batch_detector::enqueue_and_collect(const cf* H,
+                                              const cf* y,
+                                              const float* noise_var,
+                                              uint8_t* bits,
+                                              float* llr,
+                                              vector_stats* stats)
+{
+    const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
+    const size_t nb = static_cast<size_t>(bits_per_vector());
+    const size_t n_mat = d_n_mat, n_sym = d_n_sym, n_vec = n_mat * n_sym;
+    const size_t h_len = nr * nt;
+    const bool dev_stats = stats && kernels_write_stats();
+
+    // Grown only when a larger batch arrives; the previous call has synchronised.
+    d_H.reserve(n_mat * h_len);
+    d_y.reserve(n_vec * nr);
+    d_nv.reserve(n_mat);
+    h_H.reserve(n_mat * h_len);
+    h_y.reserve(n_vec * nr);
+    h_nv.reserve(n_mat);
+    if (d_soft) {
+        d_llr.reserve(n_vec * nb);
+        h_llr.reserve(n_vec * nb);
+    } else {
+        d_bits.reserve(n_vec * nb);
+        h_bits.reserve(n_vec * nb);
+    }
+    if (dev_stats) {
+        d_stats.reserve(n_vec);
+        h_stats.reserve(n_vec);
+    }
+    reserve_scratch(n_mat, n_vec);
+
+    const size_t target =
+        std::min(k_max_chunk_vectors,
+                 std::max(k_min_chunk_vectors, (n_vec + k_streams - 1) / k_streams));
+    d_chunk_mats = std::max<size_t>(1, target / n_sym);
+    d_n_chunks = (n_mat + d_chunk_mats - 1) / d_chunk_mats;
+    while (d_events.size() < d_n_chunks) {
+        cudaEvent_t e;
+        MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        d_events.push_back(e);
+    }
+
+    for (size_t c = 0; c < d_n_chunks; ++c) {
+        cudaStream_t s = d_streams[c % k_streams];
+        const chunk k = make_chunk(c, dev_stats);
+        // Staging this chunk on the CPU overlaps the GPU work of the previous ones.
+        float2* hH = h_H.get() + k.m0 * h_len;
+        float2* hy = h_y.get() + k.v0 * nr;
+        std::memcpy(hH, H + k.m0 * h_len, k.n_mat * h_len * sizeof(float2));
+        std::memcpy(hy, y + k.v0 * nr, k.n_vec * nr * sizeof(float2));
+        std::memcpy(h_nv.get() + k.m0, noise_var + k.m0, k.n_mat * sizeof(float));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(const_cast<float2*>(k.H), hH,
+                                           k.n_mat * h_len * sizeof(float2),
+                                           cudaMemcpyHostToDevice, s));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(const_cast<float2*>(k.y), hy,
+                                           k.n_vec * nr * sizeof(float2),
+                                           cudaMemcpyHostToDevice, s));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(const_cast<float*>(k.noise_var),
+                                           h_nv.get() + k.m0, k.n_mat * sizeof(float),
+                                           cudaMemcpyHostToDevice, s));
+        launch(s, k);
+        if (d_soft)
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_llr.get() + k.v0 * nb, k.llr,
+                                               k.n_vec * nb * sizeof(float),
+                                               cudaMemcpyDeviceToHost, s));
+        else
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_bits.get() + k.v0 * nb, k.bits,
+                                               k.n_vec * nb, cudaMemcpyDeviceToHost, s));
+        if (dev_stats)
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_stats.get() + k.v0, k.stats,
+                                               k.n_vec * sizeof(vector_stats),
+                                               cudaMemcpyDeviceToHost, s));
+        MIMODET_CUDA_CHECK(cudaEventRecord(d_events[c], s));
+    }
+    // Chunks finish in order per stream; copying out chunk c overlaps later chunks.
+    for (size_t c = 0; c < d_n_chunks; ++c) {
+        MIMODET_CUDA_CHECK(cudaEventSynchronize(d_events[c]));
+        const chunk k = make_chunk(c, false);
+        const size_t n = k.n_vec * nb;
+        if (d_soft) {
+            const float* src = h_llr.get() + k.v0 * nb;
+            if (llr)
+                std::memcpy(llr + k.v0 * nb, src, n * sizeof(float));
+            else // detect_bits on a soft detector: the LLR signs
+                for (size_t i = 0; i < n; ++i)
+                    bits[k.v0 * nb + i] = src[i] < 0.0f ? 1 : 0;
+        } else {
+            std::memcpy(bits + k.v0 * nb, h_bits.get() + k.v0 * nb, n);
+        }
+        if (dev_stats)
+            std::memcpy(stats + k.v0, h_stats.get() + k.v0, k.n_vec * sizeof(vector_stats));
+    }
+}
+
+double cuda_batch_detector::kernel_seconds(int repetitions)
+{
+    if (repetitions < 1)
+        throw std::invalid_argument("mimodet: kernel_seconds needs repetitions >= 1");
+    if (d_n_chunks == 0)
+        throw std::logic_error("mimodet: kernel_seconds needs a completed detect call");
+    const device_guard guard(d_device);
+    // The last batch's inputs are still on the device: re-run its kernels, chunk after
+    // chunk on one stream, between two events. No host copies are timed.
+    cudaStream_t s = d_streams[0];
+    MIMODET_CUDA_CHECK(cudaEventRecord(d_timing[0], s));
+    for (int r = 0; r < repetitions; ++r)
+        for (size_t c = 0; c < d_n_chunks; ++c)
+            launch(s, make_chunk(c, false));
+    MIMODET_CUDA_CHECK(cudaEventRecord(d_timing[1], s));
+    MIMODET_CUDA_CHECK(cudaEventSynchronize(d_timing[1]));
+    float ms = 0.0f;
+    MIMODET_CUDA_CHECK(cudaEventElapsedTime(&ms, d_timing[0], d_timing[1]));
+    return ms * 1e-3 / repetitions;
+}
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr

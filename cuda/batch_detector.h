@@ -1,0 +1,109 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// The host side every CUDA detector shares: a batch is cut into chunks of whole channel
+// matrices that go round-robin over a few streams; each chunk is staged into pinned
+// memory, copied to the device asynchronously, detected by the algorithm's kernels and
+// copied back, so the copies of one chunk overlap the kernels of others. Buffers only
+// grow; nothing is allocated per call once the largest batch has been seen.
+
+#ifndef INCLUDED_MIMODET_CUDA_BATCH_DETECTOR_H
+#define INCLUDED_MIMODET_CUDA_BATCH_DETECTOR_H
+
+#include "cuda_memory.h"
+#include <gnuradio/mimodet/detector.h>
+#include <cuda_runtime.h>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+class cuda_batch_detector : public detector
+{
+public:
+    ~cuda_batch_detector() override;
+
+    bool soft() const override { return d_soft; }
+    std::string backend() const override { return "cuda"; }
+    double kernel_seconds(int repetitions) override;
+
+protected:
+    //! One chunk's device data; pointers already point at the chunk's first element.
+    struct chunk {
+        const float2* H;        //!< [n_mat][n_rx][n_tx]
+        const float2* y;        //!< [n_vec][n_rx]
+        const float* noise_var; //!< [n_mat]
+        uint8_t* bits;          //!< [n_vec][n_tx*q] (hard detectors), else null
+        float* llr;             //!< [n_vec][n_tx*q] (soft detectors), else null
+        vector_stats* stats;    //!< [n_vec] or null (only when kernels_write_stats())
+        size_t m0, n_mat;       //!< first matrix of the chunk in the batch, count
+        size_t v0, n_vec;       //!< first vector, count (= n_mat * n_sym)
+        int n_sym;
+    };
+
+    cuda_batch_detector(const detector_config& cfg, bool soft);
+
+    //! Grows the algorithm's per-matrix / per-vector device scratch for a whole batch
+    //! (no kernel of this detector is running when it is called).
+    virtual void reserve_scratch(size_t n_mat, size_t n_vec) = 0;
+    //! Enqueues the algorithm's kernels for one chunk on stream s; scratch is indexed by
+    //! the chunk's m0 / v0. Checks every launch.
+    virtual void launch(cudaStream_t s, const chunk& c) = 0;
+    //! True when the kernels write per-vector stats through chunk::stats; otherwise
+    //! every vector gets host_stats().
+    virtual bool kernels_write_stats() const { return false; }
+    virtual vector_stats host_stats() const { return {}; }
+
+    int device() const { return d_device; }
+
+private:
+    void run(const cf* H,
+             const cf* y,
+             size_t n_mat,
+             size_t n_sym,
+             const float* noise_var,
+             uint8_t* bits,
+             float* llr,
+             vector_stats* stats) final;
+    void enqueue_and_collect(const cf* H,
+                             const cf* y,
+                             const float* noise_var,
+                             uint8_t* bits,
+                             float* llr,
+                             vector_stats* stats);
+    chunk make_chunk(size_t c, bool with_stats) const;
+    void synchronize_all();
+
+    static constexpr int k_streams = 3;
+
+    bool d_soft;
+    int d_device = 0;
+    cudaStream_t d_streams[k_streams] = {};
+    std::vector<cudaEvent_t> d_events; //!< one per chunk, reused across calls
+    cudaEvent_t d_timing[2] = {};
+
+    // Geometry of the last batch (kernel_seconds re-runs it).
+    size_t d_n_mat = 0, d_n_sym = 0, d_chunk_mats = 0, d_n_chunks = 0;
+
+    device_buffer<float2> d_H, d_y;
+    device_buffer<float> d_nv;
+    device_buffer<uint8_t> d_bits;
+    device_buffer<float> d_llr;
+    device_buffer<vector_stats> d_stats;
+    pinned_buffer<float2> h_H, h_y;
+    pinned_buffer<float> h_nv;
+    pinned_buffer<uint8_t> h_bits;
+    pinned_buffer<float> h_llr;
+    pinned_buffer<vector_stats> h_stats;
+};
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif

@@ -1,0 +1,234 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// FSD pieces shared by the hard (fsd_cuda.cu) and soft (SFSD) CUDA detectors: the FSD
+// ordering + QR per channel matrix, and the metric of one FSD branch. The math is the
+// CPU's (lib/core/fsd.cc, qr.cc).
+
+#ifndef INCLUDED_MIMODET_CUDA_FSD_DEVICE_CUH
+#define INCLUDED_MIMODET_CUDA_FSD_DEVICE_CUH
+
+#include "device_math.cuh"
+
+namespace gr {
+namespace mimodet {
+namespace core {
+namespace { // each translation unit its own copy (constant tables)
+
+constexpr int k_prep_threads = 128; // threads (= matrices) per preprocessing block
+
+
+// ---------------------------------------------------------------- preprocessing
+
+/*!
+ * FSD ordering (qr.cc fsd_ordering) and QR of the permuted matrix with a real positive
+ * diagonal, for one channel matrix hm (row-major n_rx x n_tx). Outputs:
+ *   Qo[k][r] = Q(r,k) (column k contiguous: one row of Q^H), Ro[i][j] (upper triangle,
+ *   zeros below), inv[k] = 1/R(k,k) or 0, pm[k] = column of H at position k.
+ */
+MIMODET_HD void fsd_preprocess_one(const float2* hm,
+                                   int nr,
+                                   int nt,
+                                   int full_levels,
+                                   double2* Qo,
+                                   double2* Ro,
+                                   double* inv_diag,
+                                   unsigned char* pm)
+{
+    // h[c][r]: column-major, a column is contiguous.
+    double2 h[k_max_ant][k_max_ant];
+    for (int r = 0; r < nr; ++r)
+        for (int c = 0; c < nt; ++c) {
+            const float2 v = hm[r * nt + c];
+            h[c][r] = make_double2(v.x, v.y);
+        }
+
+    // --- FSD ordering: positions filled from the last (detected first) to the first.
+    int rem[k_max_ant];
+    int p[k_max_ant];
+    for (int c = 0; c < nt; ++c)
+        rem[c] = c;
+    int n_rem = nt;
+    double2 L[k_max_ant][k_max_ant]; // Gram matrix, then its Cholesky factor (lower)
+    for (int pos = nt - 1, step = 0; pos >= 0; --pos, ++step) {
+        const int n = n_rem;
+        double maxd = 0.0;
+        for (int a = 0; a < n; ++a)
+            for (int b = 0; b <= a; ++b) {
+                double2 g = make_double2(0.0, 0.0);
+                for (int r = 0; r < nr; ++r)
+                    g = cadd(g, cmulc(h[rem[a]][r], h[rem[b]][r]));
+                L[a][b] = g;
+                if (a == b)
+                    maxd = fmax(maxd, fabs(g.x));
+            }
+        // Same ridge as the CPU: keeps rank-deficient channels finite.
+        const double ridge = 1e-12 * (1.0 + maxd);
+        for (int a = 0; a < n; ++a)
+            L[a][a].x += ridge;
+        // Cholesky G = L L^H in place.
+        for (int j = 0; j < n; ++j) {
+            double d = L[j][j].x;
+            for (int k = 0; k < j; ++k)
+                d -= cnorm(L[j][k]);
+            const double ljj = sqrt(d > 0.0 ? d : ridge);
+            L[j][j] = make_double2(ljj, 0.0);
+            for (int i = j + 1; i < n; ++i) {
+                double2 v = L[i][j];
+                for (int k = 0; k < j; ++k)
+                    v = csub(v, cmul(L[i][k], make_double2(L[j][k].x, -L[j][k].y)));
+                L[i][j] = cscale(v, 1.0 / ljj);
+            }
+        }
+        // diag(G^-1)_c = ||L^-1 e_c||^2 (forward substitution per column).
+        double amp[k_max_ant];
+        for (int c = 0; c < n; ++c) {
+            double2 x[k_max_ant];
+            x[c] = make_double2(1.0 / L[c][c].x, 0.0);
+            double s = cnorm(x[c]);
+            for (int k = c + 1; k < n; ++k) {
+                double2 acc = make_double2(0.0, 0.0);
+                for (int j = c; j < k; ++j)
+                    acc = cadd(acc, cmul(L[k][j], x[j]));
+                x[k] = cscale(acc, -1.0 / L[k][k].x);
+                s += cnorm(x[k]);
+            }
+            amp[c] = s;
+        }
+        int pick = 0;
+        for (int c = 1; c < n; ++c) {
+            const double a = amp[c], b = amp[pick];
+            if (step < full_levels ? a > b : a < b)
+                pick = c;
+        }
+        p[pos] = rem[pick];
+        for (int c = pick; c < n - 1; ++c)
+            rem[c] = rem[c + 1];
+        --n_rem;
+    }
+
+    // --- QR of the permuted matrix: classical Gram-Schmidt with one re-orthogonalisation
+    // pass (CGS2), orthogonal to working precision like the CPU's Householder QR.
+    double2 q[k_max_ant][k_max_ant]; // q[k][r] = Q(r,k)
+    double2 Rm[k_max_ant][k_max_ant];
+    for (int i = 0; i < nt; ++i)
+        for (int j = 0; j < nt; ++j)
+            Rm[i][j] = make_double2(0.0, 0.0);
+    for (int i = 0; i < nt; ++i) {
+        double2 v[k_max_ant];
+        for (int r = 0; r < nr; ++r)
+            v[r] = h[p[i]][r];
+        for (int pass = 0; pass < 2; ++pass)
+            for (int j = 0; j < i; ++j) {
+                double2 c = make_double2(0.0, 0.0);
+                for (int r = 0; r < nr; ++r)
+                    c = cadd(c, cmulc(q[j][r], v[r]));
+                Rm[j][i] = cadd(Rm[j][i], c);
+                for (int r = 0; r < nr; ++r)
+                    v[r] = csub(v[r], cmul(c, q[j][r]));
+            }
+        double nrm2 = 0.0;
+        for (int r = 0; r < nr; ++r)
+            nrm2 += cnorm(v[r]);
+        const double nrm = sqrt(nrm2);
+        Rm[i][i] = make_double2(nrm, 0.0);
+        // Rank-deficient: R(i,i) = 0 and the column carries nothing.
+        const double inv = nrm > 0.0 ? 1.0 / nrm : 0.0;
+        for (int r = 0; r < nr; ++r)
+            q[i][r] = cscale(v[r], inv);
+    }
+
+    double scale = 0.0;
+    for (int i = 0; i < nt; ++i)
+        for (int j = 0; j < nt; ++j)
+            scale = fmax(scale, hypot(Rm[i][j].x, Rm[i][j].y));
+
+    for (int k = 0; k < nt; ++k) {
+        for (int r = 0; r < nr; ++r)
+            Qo[k * nr + r] = q[k][r];
+        for (int j = 0; j < nt; ++j)
+            Ro[k * nt + j] = Rm[k][j];
+        const double rkk = Rm[k][k].x;
+        // As the CPU: a vanishing R(k,k) makes every symbol cost the same at that level.
+        inv_diag[k] = rkk > 1e-13 * scale ? 1.0 / rkk : 0.0;
+        pm[k] = static_cast<unsigned char>(p[k]);
+    }
+}
+
+//! One thread per channel matrix; per-matrix strides as in fsd_preprocess_one, perm's 8.
+__global__ void __launch_bounds__(k_prep_threads)
+    fsd_preprocess_kernel(const float2* __restrict__ H,
+                          int n_mat,
+                          int nr,
+                          int nt,
+                          int full_levels,
+                          double2* __restrict__ Qc,
+                          double2* __restrict__ R,
+                          double* __restrict__ inv_diag,
+                          unsigned char* __restrict__ perm)
+{
+    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m >= n_mat)
+        return;
+    const size_t mm = static_cast<size_t>(m);
+    fsd_preprocess_one(H + mm * nr * nt,
+                       nr,
+                       nt,
+                       full_levels,
+                       Qc + mm * nt * nr,
+                       R + mm * nt * nt,
+                       inv_diag + mm * nt,
+                       perm + mm * k_max_ant);
+}
+
+/*!
+ * Metric of branch p of one vector (z = Q^H y): levels n_tx-1 .. first_se+1 take the
+ * labels given by p's base-M digits (most significant first, the CPU's depth-first
+ * order), the levels below the SIC slicer's (Eq. 6). lab gets the labels, 6 bits per
+ * level. Summation order as in the CPU (Eqs. 4-5).
+ */
+template <int NT>
+MIMODET_HD inline double fsd_branch(const double2* z,
+                                    const double2* Rm,
+                                    const double* inv,
+                                    const double2* pts,
+                                    const double* pam,
+                                    int q,
+                                    int full_levels,
+                                    int p,
+                                    unsigned long long& lab)
+{
+    const int M = 1 << q;
+    const int first_se = NT - 1 - full_levels; // highest SIC level
+    double2 sym[NT];
+    lab = 0;
+    double metric = 0.0;
+#pragma unroll
+    for (int k = NT - 1; k >= 0; --k) {
+        double2 res = z[k];
+#pragma unroll
+        for (int j = k + 1; j < NT; ++j)
+            res = csub(res, cmul(Rm[k * NT + j], sym[j]));
+        const double rkk = Rm[k * NT + k].x;
+        int label;
+        if (k > first_se)
+            label = (p >> (q * (k - first_se - 1))) & (M - 1);
+        else
+            label = slice(cscale(res, inv[k]), pam, q);
+        sym[k] = pts[label];
+        metric += cnorm(csub(res, cscale(sym[k], rkk)));
+        lab |= static_cast<unsigned long long>(label) << (k_label_bits * k);
+    }
+    return metric;
+}
+
+} // namespace
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif
