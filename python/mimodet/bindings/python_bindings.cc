@@ -21,6 +21,8 @@
 namespace py = pybind11;
 using namespace gr::mimodet;
 
+void bind_blocks(py::module& m); // generated from bindings/*_python.cc
+
 namespace {
 
 using cf = std::complex<float>;
@@ -112,6 +114,8 @@ py::object with_stats(py::object out, const batch_view& v, std::vector<vector_st
 PYBIND11_MODULE(mimodet_python, m)
 {
     m.doc() = "gr-mimodet detection core (C++), see gnuradio.mimodet";
+    // The blocks derive from gnuradio.gr's bound base classes.
+    py::module::import("gnuradio.gr");
 
     py::register_exception_translator([](std::exception_ptr p) {
         try {
@@ -214,6 +218,8 @@ PYBIND11_MODULE(mimodet_python, m)
             py::arg("noise_var"),
             "Max-log LLRs ln P(b=0)/P(b=1) scaled by 1/noise_var, float32 (B, n_tx*q) or "
             "(B, S, n_tx*q).");
+
+    bind_blocks(m);
 
     m.def("make_detector",
           &detector::make,
