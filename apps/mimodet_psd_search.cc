@@ -17,6 +17,7 @@
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/rayleigh.h>
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -89,6 +90,8 @@ enumerate(int N, int max_levels, const std::vector<int>& exp_values)
 int main(int argc, char** argv)
 {
     int n_tx = 4, n_sym = 7, subcarriers = 1200, slots = 4, max_levels = 4, top = 15;
+    int samples = 0;             // 0: every set; else that many, drawn at random
+    double seconds_per_set = 0.1; // GPU kernel time per timed set
     std::string mod_name = "16qam", backend = "cuda";
     double snr = 20;
     std::vector<int> exp_values = { 1, 2, 4, 8, 16, 32 };
@@ -113,10 +116,15 @@ int main(int argc, char** argv)
             exp_values = parse_list(v);
         else if (a == "--top")
             top = std::stoi(v);
+        else if (a == "--samples")
+            samples = std::stoi(v);
+        else if (a == "--seconds-per-set")
+            seconds_per_set = std::stod(v);
         else {
             std::cerr << "usage: mimodet_psd_search [--ntx 4] [--mod 16qam] [--snr 20] "
                          "[--backend cuda] [--subcarriers 1200] [--slots 4] "
-                         "[--max-levels 4] [--exp-values 1,2,4,8,16,32] [--top 15]\n";
+                         "[--max-levels 4] [--exp-values 1,2,4,8,16,32] [--top 15] "
+                         "[--samples N] [--seconds-per-set 0.1]\n";
             return 2;
         }
         ++i;
@@ -128,6 +136,21 @@ int main(int argc, char** argv)
     std::vector<vector_stats> stats(static_cast<size_t>(n_mat) * n_sym);
     std::vector<uint8_t> reference;
     auto cands = enumerate(2 * n_tx, max_levels, exp_values);
+    if (samples > 0 && samples < static_cast<int>(cands.size())) {
+        std::mt19937 rng(1);
+        std::shuffle(cands.begin(), cands.end(), rng);
+        cands.resize(samples);
+    }
+    // The backend's default preset (empty lvl/exp: Table 5 on the CPU, the H100 set on the
+    // GPU) and the depth-first set always compete.
+    cands.insert(cands.begin(), candidate{});
+    {
+        candidate df;
+        for (int l = 2 * n_tx + 1; l >= 1; --l)
+            df.lvl.push_back(l);
+        df.exp.assign(2 * n_tx, 1);
+        cands.insert(cands.begin() + 1, df);
+    }
     std::vector<candidate> timed;
     int invalid = 0;
     for (auto& c : cands) {
@@ -165,7 +188,8 @@ int main(int argc, char** argv)
         double seconds;
         if (det->backend() == "cuda") {
             const double once = det->kernel_seconds(1);
-            seconds = det->kernel_seconds(std::max(1, std::min(50, int(0.2 / once))));
+            seconds = det->kernel_seconds(
+                std::max(1, std::min(50, int(seconds_per_set / once))));
         } else {
             const auto t0 = std::chrono::steady_clock::now();
             det->detect_bits(pool.H.data(),
@@ -205,7 +229,7 @@ int main(int argc, char** argv)
         "%-22s %-16s %12s %10s %10s\n", "lvl", "exp", "vectors/s", "Mbit/s", "nodes");
     for (int i = 0; i < std::min<int>(top, timed.size()); ++i)
         std::printf("%-22s %-16s %12.0f %10.1f %10.1f\n",
-                    join(timed[i].lvl).c_str(),
+                    timed[i].lvl.empty() ? "default-preset" : join(timed[i].lvl).c_str(),
                     join(timed[i].exp).c_str(),
                     timed[i].vectors_per_s,
                     timed[i].vectors_per_s * n_tx * q / 1e6,

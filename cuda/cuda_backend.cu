@@ -12,6 +12,9 @@
 #include "../lib/core/backend.h"
 #include "cuda_check.h"
 #include "fsd_cuda.h"
+#include "mtt_cuda.h"
+#include "psd_cuda.h"
+#include "sfsd_cuda.h"
 #include <cuda_runtime.h>
 
 namespace gr {
@@ -36,6 +39,12 @@ detector::sptr make_cuda_detector(const detector_config& cfg)
 {
     if (cfg.algorithm == "fsd")
         return make_fsd_cuda_detector(cfg);
+    if (cfg.algorithm == "psd")
+        return make_psd_cuda_detector(cfg);
+    if (cfg.algorithm == "mtt")
+        return make_mtt_cuda_detector(cfg);
+    if (cfg.algorithm == "sfsd")
+        return make_sfsd_cuda_detector(cfg);
     return nullptr;
 }
 

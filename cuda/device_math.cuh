@@ -20,6 +20,9 @@
 #include <cuda_runtime.h>
 #include <mutex>
 #include <set>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 namespace gr {
@@ -116,6 +119,38 @@ MIMODET_HD inline double2 rotate_entry(const double2* qk, const float2* yv, int 
     return acc;
 }
 
+
+/*!
+ * Calls f(std::integral_constant<int, NT>{}) for NT = nt, so that a kernel templated on
+ * the antenna count (symbol paths in registers) can be launched for a run-time n_tx.
+ * Throws std::logic_error (naming `who`) outside 1..k_max_ant.
+ */
+template <typename F>
+void dispatch_nt(int nt, const char* who, F&& f)
+{
+    switch (nt) {
+    case 1:
+        return f(std::integral_constant<int, 1>{});
+    case 2:
+        return f(std::integral_constant<int, 2>{});
+    case 3:
+        return f(std::integral_constant<int, 3>{});
+    case 4:
+        return f(std::integral_constant<int, 4>{});
+    case 5:
+        return f(std::integral_constant<int, 5>{});
+    case 6:
+        return f(std::integral_constant<int, 6>{});
+    case 7:
+        return f(std::integral_constant<int, 7>{});
+    case 8:
+        return f(std::integral_constant<int, 8>{});
+    default:
+        throw std::logic_error(std::string("mimodet: ") + who +
+                               " cuda: n_tx out of range");
+    }
+}
+static_assert(k_max_ant == 8, "dispatch_nt covers 1..8 transmit antennas");
 
 // The constant tables are per device; every detector writes the same values.
 void upload_tables(int device)

@@ -18,8 +18,6 @@
 // Everything is double precision: the test asks for the CPU's bits, and float rounding
 // would flip SIC slicing decisions near region borders.
 
-#include "../lib/core/fsd_common.h"
-#include "batch_detector.h"
 #include "fsd_cuda.h"
 #include "fsd_device.cuh"
 #include <math_constants.h>
@@ -45,7 +43,7 @@ constexpr int k_detect_threads = 256; // threads per detection block (always)
  * symbol path stays in registers.
  */
 template <int NT>
-__global__ void __launch_bounds__(k_detect_threads)
+__global__ void __launch_bounds__(k_detect_threads, 4)
     fsd_detect_kernel(const float2* __restrict__ y,
                       const double2* __restrict__ Qc,
                       const double2* __restrict__ R,
@@ -157,14 +155,12 @@ __global__ void __launch_bounds__(k_detect_threads)
 
 // ---------------------------------------------------------------- detector
 
-class fsd_cuda_detector : public cuda_batch_detector
+class fsd_cuda_detector : public fsd_cuda_detector_base
 {
 public:
     fsd_cuda_detector(const detector_config& cfg, const fsd_params& p)
-        : cuda_batch_detector(cfg, false), d_params(p)
+        : fsd_cuda_detector_base(cfg, false, p)
     {
-        upload_tables(device());
-        fsd_counts(cfg.n_tx, static_cast<int>(cfg.mod), p, d_expanded, d_evaluated);
         const int q = static_cast<int>(cfg.mod);
         const int paths_log2 = q * p.full_levels; // M^T <= 1024 checked by the factory
         d_tpv_log2 = std::min(paths_log2, 8);     // 2^8 = k_detect_threads
@@ -172,60 +168,16 @@ public:
     }
 
 protected:
-    void reserve_scratch(size_t n_mat, size_t n_vec) override
-    {
-        (void)n_vec;
-        const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
-        d_Q.reserve(n_mat * nr * nt);
-        d_R.reserve(n_mat * nt * nt);
-        d_inv.reserve(n_mat * nt);
-        d_perm.reserve(n_mat * k_max_ant);
-    }
-
     void launch(cudaStream_t s, const chunk& c) override
     {
-        const int nr = d_cfg.n_rx, nt = d_cfg.n_tx;
         if (c.n_sym > INT_MAX / k_detect_threads || c.n_vec > static_cast<size_t>(INT_MAX))
             throw std::invalid_argument("mimodet: fsd cuda: chunk too large");
-        double2* Q = d_Q.get() + c.m0 * nr * nt;
-        double2* R = d_R.get() + c.m0 * nt * nt;
-        double* inv = d_inv.get() + c.m0 * nt;
-        unsigned char* perm = d_perm.get() + c.m0 * k_max_ant;
-        const unsigned prep_blocks =
-            static_cast<unsigned>((c.n_mat + k_prep_threads - 1) / k_prep_threads);
-        fsd_preprocess_kernel<<<prep_blocks, k_prep_threads, 0, s>>>(
-            c.H, static_cast<int>(c.n_mat), nr, nt, d_params.full_levels, Q, R, inv, perm);
-        MIMODET_CUDA_CHECK_LAUNCH();
+        const fsd_prep m = preprocess(s, c);
         const int vpb = k_detect_threads >> d_tpv_log2;
         const unsigned blocks = static_cast<unsigned>((c.n_vec + vpb - 1) / vpb);
-        switch (nt) {
-        case 1:
-            return launch_nt<1>(blocks, s, c, Q, R, inv, perm);
-        case 2:
-            return launch_nt<2>(blocks, s, c, Q, R, inv, perm);
-        case 3:
-            return launch_nt<3>(blocks, s, c, Q, R, inv, perm);
-        case 4:
-            return launch_nt<4>(blocks, s, c, Q, R, inv, perm);
-        case 5:
-            return launch_nt<5>(blocks, s, c, Q, R, inv, perm);
-        case 6:
-            return launch_nt<6>(blocks, s, c, Q, R, inv, perm);
-        case 7:
-            return launch_nt<7>(blocks, s, c, Q, R, inv, perm);
-        case 8:
-            return launch_nt<8>(blocks, s, c, Q, R, inv, perm);
-        default:
-            throw std::logic_error("mimodet: fsd cuda: n_tx out of range");
-        }
-    }
-
-    vector_stats host_stats() const override
-    {
-        vector_stats s;
-        s.expanded = d_expanded;
-        s.evaluated = d_evaluated;
-        return s;
+        dispatch_nt(d_cfg.n_tx, "fsd", [&](auto nt_c) {
+            launch_nt<decltype(nt_c)::value>(blocks, s, c, m);
+        });
     }
 
 private:
@@ -233,16 +185,13 @@ private:
     void launch_nt(unsigned blocks,
                    cudaStream_t s,
                    const chunk& c,
-                   const double2* Q,
-                   const double2* R,
-                   const double* inv,
-                   const unsigned char* perm)
+                   const fsd_prep& m)
     {
         fsd_detect_kernel<NT><<<blocks, k_detect_threads, 0, s>>>(c.y,
-                                                                  Q,
-                                                                  R,
-                                                                  inv,
-                                                                  perm,
+                                                                  m.Q,
+                                                                  m.R,
+                                                                  m.inv,
+                                                                  m.perm,
                                                                   static_cast<int>(c.n_vec),
                                                                   c.n_sym,
                                                                   d_cfg.n_rx,
@@ -254,12 +203,7 @@ private:
         MIMODET_CUDA_CHECK_LAUNCH();
     }
 
-    const fsd_params d_params;
-    unsigned d_expanded = 0, d_evaluated = 0;
     int d_tpv_log2 = 0, d_paths_per_thread = 1;
-    device_buffer<double2> d_Q, d_R;
-    device_buffer<double> d_inv;
-    device_buffer<unsigned char> d_perm;
 };
 
 } // namespace

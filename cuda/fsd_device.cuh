@@ -6,20 +6,25 @@
  */
 
 // FSD pieces shared by the hard (fsd_cuda.cu) and soft (SFSD) CUDA detectors: the FSD
-// ordering + QR per channel matrix, and the metric of one FSD branch. The math is the
-// CPU's (lib/core/fsd.cc, qr.cc).
+// ordering + QR per channel matrix (its kernel, launch and scratch buffers in
+// fsd_cuda_detector_base), and the metric of one FSD branch. The math is the CPU's
+// (lib/core/fsd.cc, qr.cc).
 
 #ifndef INCLUDED_MIMODET_CUDA_FSD_DEVICE_CUH
 #define INCLUDED_MIMODET_CUDA_FSD_DEVICE_CUH
 
-#include "device_math.cuh"
+#include "../lib/core/fsd_common.h"
+#include "batch_detector.h"
+#include "qr_device.cuh"
 
 namespace gr {
 namespace mimodet {
 namespace core {
 namespace { // each translation unit its own copy (constant tables)
 
-constexpr int k_prep_threads = 128; // threads (= matrices) per preprocessing block
+// Threads (= matrices) per preprocessing block: small, so that a few thousand matrices
+// (one thread each, a long serial chain) spread over every SM instead of a few.
+constexpr int k_prep_threads = 32;
 
 
 // ---------------------------------------------------------------- preprocessing
@@ -41,11 +46,7 @@ MIMODET_HD void fsd_preprocess_one(const float2* hm,
 {
     // h[c][r]: column-major, a column is contiguous.
     double2 h[k_max_ant][k_max_ant];
-    for (int r = 0; r < nr; ++r)
-        for (int c = 0; c < nt; ++c) {
-            const float2 v = hm[r * nt + c];
-            h[c][r] = make_double2(v.x, v.y);
-        }
+    qr_load_columns(hm, nr, nt, h);
 
     // --- FSD ordering: positions filled from the last (detected first) to the first.
     int rem[k_max_ant];
@@ -111,51 +112,22 @@ MIMODET_HD void fsd_preprocess_one(const float2* hm,
         --n_rem;
     }
 
-    // --- QR of the permuted matrix: classical Gram-Schmidt with one re-orthogonalisation
-    // pass (CGS2), orthogonal to working precision like the CPU's Householder QR.
+    // --- QR of the permuted matrix (CGS2, qr_device.cuh), orthogonal to working
+    // precision like the CPU's Householder QR.
     double2 q[k_max_ant][k_max_ant]; // q[k][r] = Q(r,k)
     double2 Rm[k_max_ant][k_max_ant];
-    for (int i = 0; i < nt; ++i)
-        for (int j = 0; j < nt; ++j)
-            Rm[i][j] = make_double2(0.0, 0.0);
-    for (int i = 0; i < nt; ++i) {
-        double2 v[k_max_ant];
-        for (int r = 0; r < nr; ++r)
-            v[r] = h[p[i]][r];
-        for (int pass = 0; pass < 2; ++pass)
-            for (int j = 0; j < i; ++j) {
-                double2 c = make_double2(0.0, 0.0);
-                for (int r = 0; r < nr; ++r)
-                    c = cadd(c, cmulc(q[j][r], v[r]));
-                Rm[j][i] = cadd(Rm[j][i], c);
-                for (int r = 0; r < nr; ++r)
-                    v[r] = csub(v[r], cmul(c, q[j][r]));
-            }
-        double nrm2 = 0.0;
-        for (int r = 0; r < nr; ++r)
-            nrm2 += cnorm(v[r]);
-        const double nrm = sqrt(nrm2);
-        Rm[i][i] = make_double2(nrm, 0.0);
-        // Rank-deficient: R(i,i) = 0 and the column carries nothing.
-        const double inv = nrm > 0.0 ? 1.0 / nrm : 0.0;
-        for (int r = 0; r < nr; ++r)
-            q[i][r] = cscale(v[r], inv);
-    }
+    qr_cgs2(h, p, nr, nt, q, Rm);
 
     double scale = 0.0;
     for (int i = 0; i < nt; ++i)
         for (int j = 0; j < nt; ++j)
             scale = fmax(scale, hypot(Rm[i][j].x, Rm[i][j].y));
 
+    qr_store(q, Rm, p, nr, nt, Qo, Ro, pm);
     for (int k = 0; k < nt; ++k) {
-        for (int r = 0; r < nr; ++r)
-            Qo[k * nr + r] = q[k][r];
-        for (int j = 0; j < nt; ++j)
-            Ro[k * nt + j] = Rm[k][j];
         const double rkk = Rm[k][k].x;
         // As the CPU: a vanishing R(k,k) makes every symbol cost the same at that level.
         inv_diag[k] = rkk > 1e-13 * scale ? 1.0 / rkk : 0.0;
-        pm[k] = static_cast<unsigned char>(p[k]);
     }
 }
 
@@ -184,6 +156,97 @@ __global__ void __launch_bounds__(k_prep_threads)
                        inv_diag + mm * nt,
                        perm + mm * k_max_ant);
 }
+
+//! Enqueues fsd_preprocess_kernel for n_mat matrices on stream s (launch checked).
+inline void launch_fsd_preprocess(cudaStream_t s,
+                                  const float2* H,
+                                  size_t n_mat,
+                                  int nr,
+                                  int nt,
+                                  int full_levels,
+                                  double2* Qc,
+                                  double2* R,
+                                  double* inv_diag,
+                                  unsigned char* perm)
+{
+    const unsigned blocks =
+        static_cast<unsigned>((n_mat + k_prep_threads - 1) / k_prep_threads);
+    fsd_preprocess_kernel<<<blocks, k_prep_threads, 0, s>>>(
+        H, static_cast<int>(n_mat), nr, nt, full_levels, Qc, R, inv_diag, perm);
+    MIMODET_CUDA_CHECK_LAUNCH();
+}
+
+/*!
+ * What the hard (fsd_cuda.cu) and soft (sfsd_cuda.cu) CUDA FSD detectors share: the
+ * FSD parameters and per-vector complexity counters (the CPU's), and the per-matrix
+ * preprocessing with its scratch buffers. A derived launch() calls preprocess() and
+ * then its detection kernel on the same stream.
+ */
+class fsd_cuda_detector_base : public cuda_batch_detector
+{
+protected:
+    //! Preprocessed matrices of one chunk (device pointers into the scratch buffers).
+    struct fsd_prep {
+        double2* Q;
+        double2* R;
+        double* inv;
+        unsigned char* perm;
+    };
+
+    fsd_cuda_detector_base(const detector_config& cfg, bool soft, const fsd_params& p)
+        : cuda_batch_detector(cfg, soft), d_params(p)
+    {
+        upload_tables(device());
+        fsd_counts(cfg.n_tx, static_cast<int>(cfg.mod), p, d_expanded, d_evaluated);
+    }
+
+    void reserve_scratch(size_t n_mat, size_t n_vec) override
+    {
+        (void)n_vec;
+        const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
+        d_Q.reserve(n_mat * nr * nt);
+        d_R.reserve(n_mat * nt * nt);
+        d_inv.reserve(n_mat * nt);
+        d_perm.reserve(n_mat * k_max_ant);
+    }
+
+    //! Enqueues the FSD ordering + QR of chunk c's matrices on stream s.
+    fsd_prep preprocess(cudaStream_t s, const chunk& c)
+    {
+        const int nr = d_cfg.n_rx, nt = d_cfg.n_tx;
+        const fsd_prep out = { d_Q.get() + c.m0 * nr * nt,
+                               d_R.get() + c.m0 * nt * nt,
+                               d_inv.get() + c.m0 * nt,
+                               d_perm.get() + c.m0 * k_max_ant };
+        launch_fsd_preprocess(s,
+                              c.H,
+                              c.n_mat,
+                              nr,
+                              nt,
+                              d_params.full_levels,
+                              out.Q,
+                              out.R,
+                              out.inv,
+                              out.perm);
+        return out;
+    }
+
+    vector_stats host_stats() const override
+    {
+        vector_stats s;
+        s.expanded = d_expanded;
+        s.evaluated = d_evaluated;
+        return s;
+    }
+
+    const fsd_params d_params;
+
+private:
+    unsigned d_expanded = 0, d_evaluated = 0;
+    device_buffer<double2> d_Q, d_R;
+    device_buffer<double> d_inv;
+    device_buffer<unsigned char> d_perm;
+};
 
 /*!
  * Metric of branch p of one vector (z = Q^H y): levels n_tx-1 .. first_se+1 take the

@@ -14,6 +14,7 @@
 
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
+#include "llr.h" // maxlog_llr
 #include <Eigen/Dense>
 #include <complex>
 #include <cstdint>
@@ -67,33 +68,6 @@ inline void label_to_bits(int label, int q, uint8_t* out)
 {
     for (int b = 0; b < q; ++b)
         out[b] = static_cast<uint8_t>((label >> (q - 1 - b)) & 1);
-}
-
-//! LLR from the two per-bit minimum metrics (max-log), with clipping and the
-//! missing-counter-hypothesis rule of detector_config::llr_clip.
-inline float maxlog_llr(double min_metric_bit0,
-                        double min_metric_bit1,
-                        double inv_noise_var,
-                        float llr_clip)
-{
-    const double inf = std::numeric_limits<double>::infinity();
-    const double missing = llr_clip > 0 ? llr_clip : missing_llr;
-    double l;
-    if (min_metric_bit1 == inf && min_metric_bit0 == inf)
-        l = 0.0;
-    else if (min_metric_bit1 == inf)
-        l = missing;
-    else if (min_metric_bit0 == inf)
-        l = -missing;
-    else
-        l = (min_metric_bit1 - min_metric_bit0) * inv_noise_var;
-    if (llr_clip > 0) {
-        if (l > llr_clip)
-            l = llr_clip;
-        else if (l < -llr_clip)
-            l = -llr_clip;
-    }
-    return static_cast<float>(l);
 }
 
 } // namespace core

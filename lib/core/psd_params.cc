@@ -153,6 +153,29 @@ psd_params psd_preset(int n_tx, int omega)
     return psd_default_params(n_tx);
 }
 
+const std::vector<psd_paper_set>& psd_gpu_presets()
+{
+    // H100 (sm_90), CUDA warp/block kernels, 4 slots of 1200 subcarriers x 7 symbols,
+    // 20 dB, kernel time (docs/PERFORMANCE.md: every 2x2 set, 200-300 random 4x4 sets).
+    static const std::vector<psd_paper_set> sets = {
+        { "h100-2x2-omega2", 2, 2, { { 5, 1 }, { 1 } } },
+        { "h100-2x2-omega4", 2, 4, { { 5, 3, 1 }, { 1, 4 } } },
+        { "h100-2x2-omega8", 2, 8, { { 5, 3, 2, 1 }, { 1, 8, 16 } } },
+        { "h100-4x4-omega2", 4, 2, { { 9, 5, 1 }, { 1, 4 } } },
+        { "h100-4x4-omega4", 4, 4, { { 9, 6, 4, 3, 1 }, { 1, 4, 8, 16 } } },
+        { "h100-4x4-omega8", 4, 8, { { 9, 6, 4, 3, 1 }, { 1, 8, 16, 2 } } },
+    };
+    return sets;
+}
+
+psd_params psd_gpu_preset(int n_tx, int omega)
+{
+    for (const auto& s : psd_gpu_presets())
+        if (s.n_tx == n_tx && s.omega == omega)
+            return s.params;
+    return psd_preset(n_tx, omega);
+}
+
 psd_params psd_cpu_tuned(int n_tx)
 {
     psd_params p;
@@ -176,11 +199,12 @@ bool psd_is_depth_first(const psd_params& p)
 psd_params psd_resolve(const std::vector<int>& lvl,
                        const std::vector<int>& exp,
                        int n_tx,
-                       int omega)
+                       int omega,
+                       bool gpu)
 {
     psd_params p;
     if (lvl.empty() && exp.empty())
-        p = psd_preset(n_tx, omega);
+        p = gpu ? psd_gpu_preset(n_tx, omega) : psd_preset(n_tx, omega);
     else if (lvl.empty() || exp.empty())
         throw std::invalid_argument(
             "mimodet: psd_lvl and psd_exp must be given together (or both left empty "

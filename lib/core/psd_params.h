@@ -70,6 +70,13 @@ psd_params psd_default_params(int n_tx);
 //! Table 5's set for (n_tx, omega), else psd_default_params(n_tx).
 psd_params psd_preset(int n_tx, int omega);
 
+//! The paper's parameter search re-run on an H100 (apps/mimodet_psd_search, results in
+//! docs/PERFORMANCE.md): the fastest set per (n_tx, omega) at 20 dB for the CUDA kernel.
+const std::vector<psd_paper_set>& psd_gpu_presets();
+
+//! The CUDA default: psd_gpu_presets()' set for (n_tx, omega), else psd_preset().
+psd_params psd_gpu_preset(int n_tx, int omega);
+
 //! CPU-tuned set: every level evaluated (lvl = N+1, N, ..., 1), exp all 1. PSD then is
 //! a depth-first Schnorr-Euchner sphere decoder (sorted children, radius update).
 psd_params psd_cpu_tuned(int n_tx);
@@ -77,11 +84,13 @@ psd_params psd_cpu_tuned(int n_tx);
 //! True for lvl = N+1, N, ..., 1 with exp all 1 (the depth-first special case).
 bool psd_is_depth_first(const psd_params& p);
 
-//! User parameters (both empty: psd_preset) validated; throws std::invalid_argument.
+//! User parameters (both empty: psd_preset, or psd_gpu_preset for the CUDA backend)
+//! validated; throws std::invalid_argument.
 psd_params psd_resolve(const std::vector<int>& lvl,
                        const std::vector<int>& exp,
                        int n_tx,
-                       int omega);
+                       int omega,
+                       bool gpu = false);
 
 //! "{9, 6, 4, 1}" style text for messages and test names.
 std::string psd_to_string(const std::vector<int>& v);

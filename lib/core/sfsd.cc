@@ -181,7 +181,11 @@ private:
         std::partial_sort(d_order.begin(),
                           d_order.begin() + d_niter,
                           d_order.end(),
-                          [this](int a, int b) { return d_path_metric[a] < d_path_metric[b]; });
+                          // Exact ties go to the lower path index (as on the GPU).
+                          [this](int a, int b) {
+                              return d_path_metric[a] < d_path_metric[b] ||
+                                     (d_path_metric[a] == d_path_metric[b] && a < b);
+                          });
         const auto& pts = d_c.points();
         for (int i = 0; i < d_niter; ++i) {
             const int p = d_order[i];

@@ -9,7 +9,7 @@
 // exhaustive ML (ctest label "gpu"); every test skips where there is no CUDA device.
 
 #include "fsd_common.h"
-#include "qa_common.h"
+#include "qa_gpu_common.h"
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <cstdio>
@@ -18,14 +18,6 @@
 using namespace gr::mimodet;
 
 namespace {
-
-const modulation k_mods[] = { modulation::qpsk, modulation::qam16, modulation::qam64 };
-
-#define SKIP_WITHOUT_GPU()                                                               \
-    do {                                                                                 \
-        if (gr::mimodet::cuda_device_count() == 0)                                       \
-            GTEST_SKIP() << "no CUDA device";                                            \
-    } while (0)
 
 detector::sptr make_fsd(
     int n_tx, int n_rx, modulation mod, const std::string& backend, int full_levels = -1)
@@ -75,20 +67,17 @@ std::string name(int nt, int nr, modulation mod, int t)
 
 TEST(gpu_fsd, matches_cpu_default_t)
 {
-    SKIP_WITHOUT_GPU();
-    // 15000 matrices x 7 symbols (one LTE slot per subcarrier) over 0-30 dB.
-    const int sizes[][2] = { { 2, 2 }, { 4, 4 }, { 2, 4 } };
+    QA_SKIP_WITHOUT_GPU();
     uint64_t seed = 100;
-    for (const auto& s : sizes)
-        for (auto mod : k_mods) {
-            const auto b = qa::make_batch(s[0], s[1], mod, 15000, 7, 0.0, 30.0, ++seed);
-            expect_same_as_cpu(b, -1, name(s[0], s[1], mod, -1));
-        }
+    qa::for_each_standard_size([&](int nt, int nr, modulation mod) {
+        const auto b = qa::standard_batch(nt, nr, mod, ++seed);
+        expect_same_as_cpu(b, -1, name(nt, nr, mod, -1));
+    });
 }
 
 TEST(gpu_fsd, matches_cpu_other_t_and_sizes)
 {
-    SKIP_WITHOUT_GPU();
+    QA_SKIP_WITHOUT_GPU();
     // T = 0 (plain SIC, one thread per vector), several vectors per warp, branches
     // spread over several warps (256) and several branches per thread (1024).
     struct cse {
@@ -113,8 +102,8 @@ TEST(gpu_fsd, matches_cpu_other_t_and_sizes)
 
 TEST(gpu_fsd, two_tx_t1_is_ml)
 {
-    SKIP_WITHOUT_GPU();
-    for (auto mod : k_mods) {
+    QA_SKIP_WITHOUT_GPU();
+    for (auto mod : qa::k_gpu_mods) {
         const auto b = qa::make_batch(2, 2, mod, 3000, 7, 0.0, 30.0, 300 + int(mod));
         auto gpu = make_fsd(2, 2, mod, "cuda", 1);
         auto ml = qa::make("ml", 2, 2, mod);
@@ -126,43 +115,22 @@ TEST(gpu_fsd, two_tx_t1_is_ml)
 
 TEST(gpu_fsd, odd_batch_shapes)
 {
-    SKIP_WITHOUT_GPU();
-    struct shape {
-        int n_mat, n_sym;
-    };
-    // One vector; one matrix with many symbols; ragged sizes; n_sym = 1 with more
-    // vectors than one chunk (2^16), so several chunks and all streams are used.
-    const shape shapes[] = { { 1, 1 },    { 1, 7 },      { 1, 5000 }, { 37, 3 },
-                             { 1001, 1 }, { 100003, 1 }, { 9999, 13 } };
+    QA_SKIP_WITHOUT_GPU();
     uint64_t seed = 400;
-    for (const auto& s : shapes) {
+    qa::for_each_odd_shape([&](int n_mat, int n_sym) {
         const auto b =
-            qa::make_batch(4, 4, modulation::qam16, s.n_mat, s.n_sym, 0.0, 30.0, ++seed);
-        expect_same_as_cpu(b,
-                           -1,
-                           "4x4 16qam n_mat=" + std::to_string(s.n_mat) +
-                               " n_sym=" + std::to_string(s.n_sym));
-    }
+            qa::make_batch(4, 4, modulation::qam16, n_mat, n_sym, 0.0, 30.0, ++seed);
+        expect_same_as_cpu(b, -1, "4x4 16qam " + qa::shape_name(n_mat, n_sym));
+    });
 }
 
 TEST(gpu_fsd, singular_channels_give_valid_bits)
 {
-    SKIP_WITHOUT_GPU();
-    for (auto mod : k_mods) {
+    QA_SKIP_WITHOUT_GPU();
+    for (auto mod : qa::k_gpu_mods) {
         auto b = qa::make_batch(4, 4, mod, 60, 7, 10.0, 10.0, 500 + int(mod));
+        qa::make_singular_channels(b);
         const int nt = b.n_tx, nr = b.n_rx;
-        for (int m = 0; m < b.n_mat; ++m) {
-            qa::cf* h = &b.H[static_cast<size_t>(m) * nr * nt];
-            for (int r = 0; r < nr; ++r)
-                for (int c = 0; c < nt; ++c) {
-                    if (m % 3 == 0)
-                        h[r * nt + c] = 0.0f; // all zeros
-                    else if (m % 3 == 1 && c == 2)
-                        h[r * nt + c] = h[r * nt + 1]; // equal columns
-                    else if (m % 3 == 2 && c == 3)
-                        h[r * nt + c] = 0.0f; // one dead stream
-                }
-        }
         auto gpu = make_fsd(nt, nr, mod, "cuda");
         std::vector<uint8_t> g;
         ASSERT_NO_THROW(g = qa::run_bits(*gpu, b)) << to_string(mod);
@@ -174,7 +142,7 @@ TEST(gpu_fsd, singular_channels_give_valid_bits)
 
 TEST(gpu_fsd, buffers_are_reused_across_batch_sizes)
 {
-    SKIP_WITHOUT_GPU();
+    QA_SKIP_WITHOUT_GPU();
     const auto mod = modulation::qam64;
     auto gpu = make_fsd(4, 4, mod, "cuda");
     auto cpu = make_fsd(4, 4, mod, "cpu");
@@ -202,7 +170,7 @@ TEST(gpu_fsd, buffers_are_reused_across_batch_sizes)
 
 TEST(gpu_fsd, stats_match_cpu)
 {
-    SKIP_WITHOUT_GPU();
+    QA_SKIP_WITHOUT_GPU();
     const auto b = qa::make_batch(4, 4, modulation::qam16, 3, 2, 20.0, 20.0, 701);
     auto gpu = make_fsd(4, 4, modulation::qam16, "cuda", 2);
     auto cpu = make_fsd(4, 4, modulation::qam16, "cpu", 2);
@@ -223,7 +191,7 @@ TEST(gpu_fsd, stats_match_cpu)
 
 TEST(gpu_fsd, configuration_and_interface)
 {
-    SKIP_WITHOUT_GPU();
+    QA_SKIP_WITHOUT_GPU();
     // Hard output only.
     auto gpu = make_fsd(2, 2, modulation::qpsk, "cuda");
     EXPECT_FALSE(gpu->soft());

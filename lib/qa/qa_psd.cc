@@ -58,7 +58,9 @@ struct named_set {
 std::vector<named_set> sets_for(int n_tx)
 {
     std::vector<named_set> sets;
-    for (const auto* table : { &core::psd_table2_configurations(), &core::psd_table5_presets() })
+    for (const auto* table : { &core::psd_table2_configurations(),
+                               &core::psd_table5_presets(),
+                               &core::psd_gpu_presets() })
         for (const auto& s : *table)
             if (s.n_tx == n_tx)
                 sets.push_back({ s.name, s.params });
@@ -77,7 +79,9 @@ void expect_valid_bits(const std::vector<uint8_t>& bits)
 
 TEST(psd_params, paper_sets_are_valid)
 {
-    for (const auto* table : { &core::psd_table2_configurations(), &core::psd_table5_presets() })
+    for (const auto* table : { &core::psd_table2_configurations(),
+                               &core::psd_table5_presets(),
+                               &core::psd_gpu_presets() })
         for (const auto& s : *table)
             EXPECT_NO_THROW(core::validate_psd_params(s.params, s.n_tx, s.omega)) << s.name;
     // Table 2's eval rows, where they agree with eval_x = exp_(x-1) |Omega|^(lvl diff).
@@ -89,6 +93,10 @@ TEST(psd_params, paper_sets_are_valid)
     const auto t5 = core::psd_preset(4, 8);
     EXPECT_EQ(t5.lvl, (std::vector<int>{ 9, 7, 5, 3, 1 }));
     EXPECT_EQ(t5.exp, (std::vector<int>{ 1, 4, 4, 2 }));
+    // The CUDA default comes from the H100 search; the CPU keeps Table 5.
+    EXPECT_EQ(core::psd_resolve({}, {}, 4, 8, false).lvl, t5.lvl);
+    EXPECT_EQ(core::psd_resolve({}, {}, 4, 8, true).lvl, core::psd_gpu_preset(4, 8).lvl);
+    EXPECT_EQ(core::psd_gpu_preset(3, 4).lvl, core::psd_preset(3, 4).lvl);
 }
 
 TEST(psd_params, defaults_and_cpu_tuned)
@@ -181,8 +189,12 @@ TEST_P(psd_equals_ml, every_applicable_parameter_set)
         ++tested;
     }
     // 2x2: Table 2 configurations 1-3, three Table 5 rows, CPU-tuned, default; 4x4:
-    // configurations 4-6, three Table 5 rows, CPU-tuned, default; each with both QRs.
-    EXPECT_EQ(tested, 16);
+    // configurations 4-6, three Table 5 rows, CPU-tuned, default; each with both QRs;
+    // plus the H100 presets of this n_tx that are valid for this |Omega|.
+    int gpu_sets = 0;
+    for (const auto& s : core::psd_gpu_presets())
+        gpu_sets += s.n_tx == n_tx && valid_for(s.params, n_tx, omega);
+    EXPECT_EQ(tested, 16 + 2 * gpu_sets);
 }
 
 INSTANTIATE_TEST_SUITE_P(configs,

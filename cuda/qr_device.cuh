@@ -1,0 +1,242 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Batched complex QR decompositions on the GPU, double precision, one thread per channel
+// matrix: the sorted QR (Wuebben's SQRD) and the plain QR in antenna order, both with a
+// real non-negative diagonal of R, so they reproduce lib/core/qr.cc (qr_sorted,
+// qr_householder) up to rounding. The per-matrix functions are __host__ __device__ so
+// that they can be checked against the CPU without a GPU.
+//
+// Layout (shared with fsd_device.cuh, which builds on qr_cgs2 and qr_store):
+//   H:  float2, row-major n_rx x n_tx per matrix;
+//   Qc: double2 [n_tx][n_rx], Qc[k * n_rx + r] = Q(r,k): column k of Q contiguous (one
+//       row of Q^H, what rotate_entry() wants);
+//   R:  double2 [n_tx][n_tx] row-major, upper triangle, zeros below;
+//   perm: k_max_ant bytes per matrix, perm[k] = column of H placed at position k.
+
+#ifndef INCLUDED_MIMODET_CUDA_QR_DEVICE_CUH
+#define INCLUDED_MIMODET_CUDA_QR_DEVICE_CUH
+
+#include "device_math.cuh"
+
+namespace gr {
+namespace mimodet {
+namespace core {
+namespace { // each translation unit its own copy (as device_math.cuh)
+
+// Threads (= matrices) per QR block: small, so that the matrices spread over every SM.
+constexpr int k_qr_prep_threads = 32;
+
+//! Which decomposition qr_preprocess_kernel performs.
+enum class qr_kind : int { plain = 0, sorted = 1 };
+
+//! Loads matrix hm into h[c][r] (a column contiguous), in double.
+MIMODET_HD inline void
+qr_load_columns(const float2* hm, int nr, int nt, double2 (*h)[k_max_ant])
+{
+    for (int r = 0; r < nr; ++r)
+        for (int c = 0; c < nt; ++c) {
+            const float2 v = hm[r * nt + c];
+            h[c][r] = make_double2(v.x, v.y);
+        }
+}
+
+MIMODET_HD inline void qr_store(const double2 (*q)[k_max_ant],
+                                const double2 (*Rm)[k_max_ant],
+                                const int* p,
+                                int nr,
+                                int nt,
+                                double2* Qc,
+                                double2* Ro,
+                                unsigned char* pm)
+{
+    for (int k = 0; k < nt; ++k) {
+        for (int r = 0; r < nr; ++r)
+            Qc[k * nr + r] = q[k][r];
+        for (int j = 0; j < nt; ++j)
+            Ro[k * nt + j] = Rm[k][j];
+        pm[k] = static_cast<unsigned char>(p[k]);
+    }
+}
+
+/*!
+ * Sorted QR (qr.cc qr_sorted, Wuebben 2001): modified Gram-Schmidt that moves, at step
+ * i, the remaining column with the least residual norm to position i. The pivot is the
+ * FIRST minimum (std::min_element), and the residual norms are recomputed (not
+ * downdated) after every projection, exactly as on the CPU, so the permutation is the
+ * CPU's except where two norms agree to the last bit.
+ */
+MIMODET_HD inline void qr_sorted_one(
+    const float2* hm, int nr, int nt, double2* Qc, double2* Ro, unsigned char* pm)
+{
+    double2 q[k_max_ant][k_max_ant]; // q[c][r]: working column c
+    double2 Rm[k_max_ant][k_max_ant];
+    qr_load_columns(hm, nr, nt, q);
+    int p[k_max_ant];
+    double norm2[k_max_ant];
+    for (int c = 0; c < nt; ++c) {
+        p[c] = c;
+        for (int j = 0; j < nt; ++j)
+            Rm[c][j] = make_double2(0.0, 0.0);
+        double s = 0.0;
+        for (int r = 0; r < nr; ++r)
+            s += cnorm(q[c][r]);
+        norm2[c] = s;
+    }
+    for (int i = 0; i < nt; ++i) {
+        int k = i;
+        for (int c = i + 1; c < nt; ++c)
+            if (norm2[c] < norm2[k])
+                k = c;
+        if (k != i) {
+            for (int r = 0; r < nr; ++r) {
+                const double2 t = q[i][r];
+                q[i][r] = q[k][r];
+                q[k][r] = t;
+            }
+            for (int r = 0; r < nt; ++r) { // whole columns of R, as the CPU
+                const double2 t = Rm[r][i];
+                Rm[r][i] = Rm[r][k];
+                Rm[r][k] = t;
+            }
+            const double tn = norm2[i];
+            norm2[i] = norm2[k];
+            norm2[k] = tn;
+            const int tp = p[i];
+            p[i] = p[k];
+            p[k] = tp;
+        }
+        const double nrm = sqrt(norm2[i] > 0.0 ? norm2[i] : 0.0);
+        Rm[i][i] = make_double2(nrm, 0.0);
+        for (int r = 0; r < nr; ++r)
+            // Rank-deficient: R(i,i) = 0 and the column carries nothing.
+            q[i][r] = nrm > 0.0 ? make_double2(q[i][r].x / nrm, q[i][r].y / nrm)
+                                : make_double2(0.0, 0.0);
+        for (int l = i + 1; l < nt; ++l) {
+            double2 c = make_double2(0.0, 0.0);
+            for (int r = 0; r < nr; ++r)
+                c = cadd(c, cmulc(q[i][r], q[l][r]));
+            Rm[i][l] = c;
+            double s = 0.0;
+            for (int r = 0; r < nr; ++r) {
+                q[l][r] = csub(q[l][r], cmul(c, q[i][r]));
+                s += cnorm(q[l][r]);
+            }
+            norm2[l] = s;
+        }
+    }
+    qr_store(q, Rm, p, nr, nt, Qc, Ro, pm);
+}
+
+/*!
+ * QR of the columns h[p[0]], ..., h[p[nt-1]] (h[c][r], a column contiguous) with a real
+ * non-negative diagonal of R, by classical Gram-Schmidt with one re-orthogonalisation
+ * pass (CGS2, orthogonal to working precision). That QR is unique for a full-rank matrix,
+ * so it is the CPU's Householder R and Q up to rounding. q[k][r] = Q(r,k); Rm upper
+ * triangular, zeros below. Used by qr_plain_one and by the FSD preprocessing
+ * (fsd_device.cuh) on its permuted columns.
+ */
+MIMODET_HD inline void qr_cgs2(const double2 (*h)[k_max_ant],
+                               const int* p,
+                               int nr,
+                               int nt,
+                               double2 (*q)[k_max_ant],
+                               double2 (*Rm)[k_max_ant])
+{
+    for (int i = 0; i < nt; ++i)
+        for (int j = 0; j < nt; ++j)
+            Rm[i][j] = make_double2(0.0, 0.0);
+    for (int i = 0; i < nt; ++i) {
+        double2 v[k_max_ant];
+        for (int r = 0; r < nr; ++r)
+            v[r] = h[p[i]][r];
+        for (int pass = 0; pass < 2; ++pass)
+            for (int j = 0; j < i; ++j) {
+                double2 c = make_double2(0.0, 0.0);
+                for (int r = 0; r < nr; ++r)
+                    c = cadd(c, cmulc(q[j][r], v[r]));
+                Rm[j][i] = cadd(Rm[j][i], c);
+                for (int r = 0; r < nr; ++r)
+                    v[r] = csub(v[r], cmul(c, q[j][r]));
+            }
+        double nrm2 = 0.0;
+        for (int r = 0; r < nr; ++r)
+            nrm2 += cnorm(v[r]);
+        const double nrm = sqrt(nrm2);
+        Rm[i][i] = make_double2(nrm, 0.0);
+        // Rank-deficient: R(i,i) = 0 and the column carries nothing.
+        const double inv = nrm > 0.0 ? 1.0 / nrm : 0.0;
+        for (int r = 0; r < nr; ++r)
+            q[i][r] = cscale(v[r], inv);
+    }
+}
+
+//! Plain QR in antenna order with real non-negative diagonal (qr_cgs2, no permutation).
+MIMODET_HD inline void qr_plain_one(
+    const float2* hm, int nr, int nt, double2* Qc, double2* Ro, unsigned char* pm)
+{
+    double2 h[k_max_ant][k_max_ant];
+    double2 q[k_max_ant][k_max_ant];
+    double2 Rm[k_max_ant][k_max_ant];
+    qr_load_columns(hm, nr, nt, h);
+    int p[k_max_ant];
+    for (int i = 0; i < nt; ++i)
+        p[i] = i;
+    qr_cgs2(h, p, nr, nt, q, Rm);
+    qr_store(q, Rm, p, nr, nt, Qc, Ro, pm);
+}
+
+//! One thread per channel matrix; per-matrix strides n_tx*n_rx (Qc), n_tx^2 (R) and
+//! k_max_ant (perm).
+__global__ void __launch_bounds__(k_qr_prep_threads)
+    qr_preprocess_kernel(const float2* __restrict__ H,
+                         int n_mat,
+                         int nr,
+                         int nt,
+                         qr_kind kind,
+                         double2* __restrict__ Qc,
+                         double2* __restrict__ R,
+                         unsigned char* __restrict__ perm)
+{
+    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m >= n_mat)
+        return;
+    const size_t mm = static_cast<size_t>(m);
+    const float2* hm = H + mm * nr * nt;
+    double2* qo = Qc + mm * nt * nr;
+    double2* ro = R + mm * nt * nt;
+    unsigned char* pm = perm + mm * k_max_ant;
+    if (kind == qr_kind::sorted)
+        qr_sorted_one(hm, nr, nt, qo, ro, pm);
+    else
+        qr_plain_one(hm, nr, nt, qo, ro, pm);
+}
+
+//! Enqueues qr_preprocess_kernel for n_mat matrices on stream s (launch checked).
+inline void launch_qr_preprocess(cudaStream_t s,
+                                 const float2* H,
+                                 size_t n_mat,
+                                 int nr,
+                                 int nt,
+                                 qr_kind kind,
+                                 double2* Qc,
+                                 double2* R,
+                                 unsigned char* perm)
+{
+    const unsigned blocks =
+        static_cast<unsigned>((n_mat + k_qr_prep_threads - 1) / k_qr_prep_threads);
+    qr_preprocess_kernel<<<blocks, k_qr_prep_threads, 0, s>>>(
+        H, static_cast<int>(n_mat), nr, nt, kind, Qc, R, perm);
+    MIMODET_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif /* INCLUDED_MIMODET_CUDA_QR_DEVICE_CUH */

@@ -1,0 +1,104 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_MIMO_DETECTOR_H
+#define INCLUDED_MIMODET_MIMO_DETECTOR_H
+
+#include <gnuradio/block.h>
+#include <gnuradio/mimodet/api.h>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+/*!
+ * \brief MIMO detector of the LTE-style slot chain: grids + H + noise_var -> bits or
+ * LLRs (docs/SLOT_LAYOUT.md), a thin adapter over the batch detector core
+ * (gnuradio/mimodet/detector.h).
+ * \ingroup mimodet
+ *
+ * \details
+ * Inputs, one item per slot each:
+ * - 0 .. n_rx-1: the receive grids, gr_complex[7 * n_sc] (element l * n_sc + k); input 0
+ *   carries the "slot" tag (value: long ns) that selects the slot's data map;
+ * - n_rx: H, gr_complex[n_sc * n_rx * n_tx], element (k * n_rx + r) * n_tx + t (the
+ *   channel_estimator's output 0);
+ * - n_rx + 1: noise_var (float) per grid element (the channel_estimator's output 1).
+ *
+ * Output: per slot ns, n_data(ns) * n_tx * q items: for each data element of
+ * lte_grid::data_elements(ns) in order, the n_tx * q bits (uint8 0/1) or max-log LLRs
+ * (float, positive means 0, scaled by 1/noise_var) of transmit antennas 0, 1, ...
+ * (b0 first, docs/CONVENTIONS.md). The first item of each slot gets a "slot" tag.
+ * soft_output = false gives bits: the hard decisions of psd/fsd, the LLR signs of the
+ * soft detectors.
+ *
+ * The subcarriers of a slot are grouped by their number of data symbols and each group
+ * is detected with one batch call, every subcarrier's H shared by its symbols.
+ *
+ * A slot whose noise_var is not finite and > 0, or whose H or data elements are not
+ * finite, is logged as an error, output as zeros (bits 0 / LLRs 0) and counted in
+ * bad_slots(). Items of input 0 without a slot tag take the previous slot + 1 (mod 20).
+ */
+class MIMODET_API mimo_detector : virtual public gr::block
+{
+public:
+    typedef std::shared_ptr<mimo_detector> sptr;
+
+    /*!
+     * \param algorithm "ml", "zf", "mmse", "psd", "fsd", "sfsd" or "mtt".
+     * \param bandwidth_mhz LTE bandwidth: 1.4, 3, 5, 10, 15 or 20 (MHz).
+     * \param n_tx transmit antenna ports: 1, 2 or 4.
+     * \param n_rx receive antennas (grid inputs): n_tx .. 8.
+     * \param modulation "qpsk", "16qam" or "64qam".
+     * \param cell_id physical cell id 0..503 (data map).
+     * \param backend "cpu", "cuda" or "auto".
+     * \param soft_output float LLRs instead of bits (soft detectors only: psd and fsd
+     *        are refused).
+     * \param lvl PSD level vector (empty: the preset), see detector_config::psd_lvl.
+     * \param exp PSD expansion vector (empty: the preset), see detector_config::psd_exp.
+     * \param T FSD/SFSD fully expanded levels (-1: default).
+     * \param niter SFSD list-extension iterations (-1: default).
+     * \param sorted_qr PSD/MTT ordering: 1 sorted QR, 0 plain QR, -1 default.
+     * \param llr_clip LLR clipping magnitude (0: off).
+     * \param threads CPU worker threads (0: all cores).
+     *
+     * Throws std::invalid_argument for an invalid configuration.
+     */
+    static sptr make(const std::string& algorithm,
+                     double bandwidth_mhz,
+                     int n_tx,
+                     int n_rx,
+                     const std::string& modulation,
+                     int cell_id,
+                     const std::string& backend = "cpu",
+                     bool soft_output = false,
+                     const std::vector<int>& lvl = std::vector<int>(),
+                     const std::vector<int>& exp = std::vector<int>(),
+                     int T = -1,
+                     int niter = -1,
+                     int sorted_qr = -1,
+                     float llr_clip = 0.0f,
+                     int threads = 0);
+
+    //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
+    virtual int items_per_slot(int ns) const = 0;
+    //! "cpu" or "cuda": the backend actually running.
+    virtual std::string backend() const = 0;
+    //! Slots detected so far (bad ones included).
+    virtual uint64_t slots_processed() const = 0;
+    //! Slots that were output as zeros because of unusable input.
+    virtual uint64_t bad_slots() const = 0;
+    //! Items of input 0 that had no "slot" tag.
+    virtual uint64_t untagged_slots() const = 0;
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif /* INCLUDED_MIMODET_MIMO_DETECTOR_H */

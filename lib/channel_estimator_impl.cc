@@ -1,0 +1,130 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "channel_estimator_impl.h"
+#include <gnuradio/io_signature.h>
+#include <gnuradio/mimodet/lte_grid.h>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace gr {
+namespace mimodet {
+
+namespace {
+int checked_n_rx(int n_rx)
+{
+    if (n_rx < 1 || n_rx > 8)
+        throw std::invalid_argument("mimodet: channel_estimator: n_rx must be 1..8, got " +
+                                    std::to_string(n_rx));
+    return n_rx;
+}
+
+int checked_n_tx(int n_tx)
+{
+    if (n_tx != 1 && n_tx != 2 && n_tx != 4)
+        throw std::invalid_argument("mimodet: channel_estimator: n_tx must be 1, 2 or 4, got " +
+                                    std::to_string(n_tx));
+    return n_tx;
+}
+
+int grid_size(double mhz) { return 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
+} // namespace
+
+channel_estimator::sptr
+channel_estimator::make(double bandwidth_mhz, int n_tx, int n_rx, int cell_id)
+{
+    return gnuradio::make_block_sptr<channel_estimator_impl>(
+        bandwidth_mhz, n_tx, n_rx, cell_id);
+}
+
+channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
+                                               int n_tx,
+                                               int n_rx,
+                                               int cell_id)
+    : gr::sync_block(
+          "channel_estimator",
+          gr::io_signature::make(checked_n_rx(n_rx),
+                                 n_rx,
+                                 sizeof(gr_complex) * grid_size(bandwidth_mhz)),
+          gr::io_signature::makev(
+              2,
+              2,
+              { static_cast<int>(sizeof(gr_complex)) *
+                    lte_numerology::from_bandwidth(bandwidth_mhz).n_sc * n_rx * checked_n_tx(n_tx),
+                static_cast<int>(sizeof(float)) })),
+      d_est(lte_numerology::from_bandwidth(bandwidth_mhz), n_tx, n_rx, cell_id),
+      d_slot_key(pmt::mp("slot")),
+      d_grids(n_rx)
+{
+    set_tag_propagation_policy(TPP_DONT);
+}
+
+int channel_estimator_impl::work(int noutput_items,
+                                 gr_vector_const_void_star& input_items,
+                                 gr_vector_void_star& output_items)
+{
+    const int n_rx = d_est.n_rx();
+    const size_t grid_len = 7 * static_cast<size_t>(d_est.n_sc());
+    auto* H = static_cast<gr_complex*>(output_items[0]);
+    auto* nv = static_cast<float*>(output_items[1]);
+    const uint64_t first = nitems_read(0);
+
+    std::vector<gr::tag_t> tags;
+    get_tags_in_range(tags, 0, first, first + noutput_items, d_slot_key);
+    size_t ti = 0;
+
+    for (int i = 0; i < noutput_items; ++i) {
+        const uint64_t abs = first + i;
+        int ns = d_next_ns;
+        bool tagged = false;
+        while (ti < tags.size() && tags[ti].offset < abs)
+            ++ti;
+        for (; ti < tags.size() && tags[ti].offset == abs; ++ti) {
+            const long v = pmt::is_integer(tags[ti].value) ? pmt::to_long(tags[ti].value) : -1;
+            if (v >= 0 && v < lte_numerology::slots_per_frame) {
+                ns = static_cast<int>(v);
+                tagged = true;
+            } else {
+                d_logger->error("slot tag with invalid value {} at item {}; using slot {}",
+                                pmt::write_string(tags[ti].value),
+                                abs,
+                                ns);
+            }
+        }
+        if (!tagged) {
+            if (d_untagged == 0)
+                d_logger->warn("item {} has no slot tag; counting slots from the last one "
+                               "(slot {})",
+                               abs,
+                               ns);
+            ++d_untagged;
+        }
+        for (int r = 0; r < n_rx; ++r)
+            d_grids[r] = static_cast<const gr_complex*>(input_items[r]) + i * grid_len;
+        gr_complex* h = H + i * d_est.h_size();
+        nv[i] = d_est.estimate(ns, d_grids.data(), h);
+        if (!std::isfinite(nv[i])) {
+            if (d_bad == 0 || d_bad % 1000 == 0)
+                d_logger->error("slot {} (item {}): unusable input (non-finite or all-zero "
+                                "pilots); noise_var set to NaN ({} such slots so far)",
+                                ns,
+                                abs,
+                                d_bad + 1);
+            ++d_bad;
+        }
+        const pmt::pmt_t val = pmt::from_long(ns);
+        add_item_tag(0, nitems_written(0) + i, d_slot_key, val, alias_pmt());
+        add_item_tag(1, nitems_written(1) + i, d_slot_key, val, alias_pmt());
+        d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
+        ++d_slots;
+    }
+    return noutput_items;
+}
+
+} // namespace mimodet
+} // namespace gr

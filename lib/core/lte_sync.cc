@@ -1,0 +1,644 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "lte_sync.h"
+
+#include <unsupported/Eigen/FFT>
+#include <algorithm>
+#include <cstdarg>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace gr {
+namespace mimodet {
+namespace lte_sync {
+
+namespace {
+constexpr double k_two_pi = 2.0 * M_PI;
+constexpr int k_sync_len = 62;
+
+//! Subcarrier of sync value i (0..61).
+int sync_subcarrier(const lte_numerology& num, int i) { return num.n_sc / 2 - 31 + i; }
+
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char* f, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    return buf;
+}
+
+template <typename T>
+bool finite(std::complex<T> z)
+{
+    return std::isfinite(z.real()) && std::isfinite(z.imag());
+}
+} // namespace
+
+// ---------------------------------------------------------------------------------
+// Reference signals and DFTs
+
+std::vector<cf> pss_symbol(const lte_numerology& num, int n_id2)
+{
+    const auto d = lte_grid::make_pss(n_id2);
+    const int N = num.fft_size;
+    std::vector<cd> tw(N);
+    for (int m = 0; m < N; ++m)
+        tw[m] = std::polar(1.0, k_two_pi * m / N);
+    std::vector<cf> out(N);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(N));
+    for (int n = 0; n < N; ++n) {
+        cd acc = 0.0;
+        for (int i = 0; i < k_sync_len; ++i) {
+            const int b = num.bin(sync_subcarrier(num, i));
+            acc += cd(d[i]) * tw[(static_cast<int64_t>(b) * n) % N];
+        }
+        out[n] = cf(acc * scale);
+    }
+    return out;
+}
+
+struct sync_dft::impl {
+    Eigen::FFT<float> fft;
+    std::vector<cf> spec;
+    float scale;
+};
+
+sync_dft::sync_dft(const lte_numerology& num)
+    : d_n(num.fft_size), d_bins(k_sync_len), d_impl(new impl)
+{
+    for (int i = 0; i < k_sync_len; ++i)
+        d_bins[i] = num.bin(sync_subcarrier(num, i));
+    d_impl->spec.resize(d_n);
+    d_impl->scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_n)));
+}
+
+sync_dft::~sync_dft() = default;
+
+void sync_dft::operator()(const cf* x, cf* out)
+{
+    d_impl->fft.fwd(d_impl->spec.data(), x, d_n);
+    for (int i = 0; i < k_sync_len; ++i)
+        out[i] = d_impl->spec[d_bins[i]] * d_impl->scale;
+}
+
+// ---------------------------------------------------------------------------------
+// PSS correlator
+
+struct pss_correlator::impl {
+    Eigen::FFT<float> fft;
+    std::vector<cf> ref_f; //!< conj(FFT(reference zero-padded to P))
+    std::vector<cf> buf, spec, corr;
+    std::vector<double> acc, prefix, energy;
+};
+
+pss_correlator::pss_correlator(const lte_numerology& num, int n_id2)
+    : d_n(num.fft_size), d_p(1), d_ref(pss_symbol(num, n_id2)), d_impl(new impl)
+{
+    while (d_p < 4 * d_n)
+        d_p <<= 1;
+    auto& I = *d_impl;
+    I.buf.assign(d_p, cf(0.0f, 0.0f));
+    std::copy(d_ref.begin(), d_ref.end(), I.buf.begin());
+    I.ref_f.resize(d_p);
+    I.fft.fwd(I.ref_f.data(), I.buf.data(), d_p);
+    for (auto& v : I.ref_f)
+        v = std::conj(v);
+    I.spec.resize(d_p);
+    I.corr.resize(d_p);
+}
+
+pss_correlator::~pss_correlator() = default;
+
+cf pss_correlator::correlate(const cf* x) const
+{
+    float re = 0.0f, im = 0.0f;
+    for (int n = 0; n < d_n; ++n) {
+        const cf p = d_ref[n];
+        re += x[n].real() * p.real() + x[n].imag() * p.imag();
+        im += x[n].imag() * p.real() - x[n].real() * p.imag();
+    }
+    return cf(re, im);
+}
+
+void pss_correlator::metric(const std::vector<const cf*>& x, int n_lags, float* out)
+{
+    auto& I = *d_impl;
+    const int chunk = d_p - d_n + 1;
+    double ep = 0.0;
+    for (const auto& v : d_ref)
+        ep += std::norm(cd(v));
+    for (int d0 = 0; d0 < n_lags; d0 += chunk) {
+        const int m = std::min(chunk, n_lags - d0);
+        const int len = m + d_n - 1;
+        I.acc.assign(m, 0.0);
+        I.energy.assign(m, 0.0);
+        double total = 0.0; // energy of the chunk (all antennas)
+        for (const cf* xa : x) {
+            std::fill(I.buf.begin(), I.buf.end(), cf(0.0f, 0.0f));
+            std::copy(xa + d0, xa + d0 + len, I.buf.begin());
+            I.fft.fwd(I.spec.data(), I.buf.data(), d_p);
+            for (int i = 0; i < d_p; ++i)
+                I.spec[i] *= I.ref_f[i];
+            I.fft.inv(I.corr.data(), I.spec.data(), d_p);
+            I.prefix.resize(len + 1);
+            I.prefix[0] = 0.0;
+            for (int i = 0; i < len; ++i)
+                I.prefix[i + 1] = I.prefix[i] + std::norm(cd(xa[d0 + i]));
+            total += I.prefix[len];
+            for (int d = 0; d < m; ++d) {
+                I.acc[d] += std::norm(cd(I.corr[d]));
+                I.energy[d] += I.prefix[d + d_n] - I.prefix[d];
+            }
+        }
+        // The FFT correlation has a rounding error of about 1e-6 of the chunk's amplitude:
+        // lags whose window holds (almost) no energy, e.g. exact zeros before a signal,
+        // would get a huge metric from it. They get 0 (a window of real samples holds at
+        // least ~1/4 of the chunk's energy, far above the floor).
+        const double floor = 1e-6 * total;
+        for (int d = 0; d < m; ++d)
+            out[d0 + d] = (total > 0.0 && I.energy[d] > floor)
+                              ? static_cast<float>(I.acc[d] / (I.energy[d] * ep))
+                              : 0.0f;
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// CFO
+
+cd cp_correlation(const lte_numerology& num, const std::vector<const cf*>& x, int skip)
+{
+    const int N = num.fft_size;
+    cd r = 0.0;
+    for (const cf* xa : x) {
+        int off = 0;
+        for (int l = 0; l < lte_numerology::symbols_per_slot; ++l) {
+            const int cp = num.cp_length(l);
+            double re = 0.0, im = 0.0;
+            for (int n = off + std::min(skip, cp - 1); n < off + cp; ++n) {
+                const cf a = xa[n], b = xa[n + N];
+                re += a.real() * b.real() + a.imag() * b.imag();
+                im += a.real() * b.imag() - a.imag() * b.real();
+            }
+            r += cd(re, im);
+            off += cp + N;
+        }
+    }
+    return r;
+}
+
+double cfo_from_correlation(cd r) { return std::arg(r) / k_two_pi; }
+
+int cp_search(const lte_numerology& num, const std::vector<const cf*>& x, int n_theta, cd* gamma)
+{
+    const int N = num.fft_size, slot = num.slot_samples();
+    const int len = n_theta + slot - N; // products q(n), n = 0..len-1
+    std::vector<cd> prefix(len + 1, 0.0);
+    for (int n = 0; n < len; ++n) {
+        cd q = 0.0;
+        for (const cf* xa : x)
+            q += std::conj(cd(xa[n])) * cd(xa[n + N]);
+        prefix[n + 1] = prefix[n] + q;
+    }
+    int best = 0;
+    double best_mag = -1.0;
+    cd best_g = 0.0;
+    for (int th = 0; th < n_theta; ++th) {
+        cd g = 0.0;
+        int off = 0;
+        for (int l = 0; l < lte_numerology::symbols_per_slot; ++l) {
+            const int cp = num.cp_length(l);
+            const int e = th + off + cp; // end of the CP
+            g += prefix[e] - prefix[e - num.cp_other];
+            off += cp + N;
+        }
+        if (std::abs(g) > best_mag) {
+            best_mag = std::abs(g);
+            best = th;
+            best_g = g;
+        }
+    }
+    if (gamma)
+        *gamma = best_g;
+    return best;
+}
+
+void cfo_rotator::reset(double cfo, int64_t n0, double phase0)
+{
+    d_cfo = cfo;
+    d_n0 = n0;
+    d_phase0 = phase0;
+}
+
+double cfo_rotator::phase(int64_t n) const
+{
+    return d_phase0 + k_two_pi * d_cfo * static_cast<double>(n - d_n0) / d_n;
+}
+
+void cfo_rotator::retune(double cfo, int64_t n)
+{
+    d_phase0 = std::remainder(phase(n), k_two_pi);
+    d_n0 = n;
+    d_cfo = cfo;
+}
+
+void cfo_rotator::apply(int64_t index0, const cf* in, cf* out, int n) const
+{
+    const cd step = std::polar(1.0, -k_two_pi * d_cfo / d_n);
+    constexpr int block = 1024;
+    for (int i0 = 0; i0 < n; i0 += block) {
+        cd ph = std::polar(1.0, -phase(index0 + i0));
+        const int m = std::min(block, n - i0);
+        for (int i = 0; i < m; ++i) {
+            const cf p(static_cast<float>(ph.real()), static_cast<float>(ph.imag()));
+            const cf v = in[i0 + i];
+            out[i0 + i] = cf(v.real() * p.real() - v.imag() * p.imag(),
+                             v.real() * p.imag() + v.imag() * p.real());
+            ph *= step;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// SSS
+
+sss_decision detect_sss(const std::vector<std::vector<cf>>& pss_bins,
+                        const std::vector<std::vector<cf>>& sss_bins,
+                        const std::vector<cf>& pss,
+                        const std::vector<cf>& sss0,
+                        const std::vector<cf>& sss10)
+{
+    double c0 = 0.0, c10 = 0.0, norm = 0.0;
+    for (size_t a = 0; a < pss_bins.size(); ++a)
+        for (int k = 0; k < k_sync_len; ++k) {
+            const cd h = cd(pss_bins[a][k]) * std::conj(cd(pss[k]));
+            const cd z = cd(sss_bins[a][k]) * std::conj(h);
+            c0 += (z * std::conj(cd(sss0[k]))).real();
+            c10 += (z * std::conj(cd(sss10[k]))).real();
+            norm += std::abs(z);
+        }
+    sss_decision d;
+    if (!(norm > 0.0) || !std::isfinite(norm))
+        return d;
+    d.rho0 = c0 / norm;
+    d.rho10 = c10 / norm;
+    d.ns = d.rho0 >= d.rho10 ? 0 : 10;
+    const double best = std::max(d.rho0, d.rho10), other = std::min(d.rho0, d.rho10);
+    d.confident = best > 0.4 && best - other > 0.2;
+    return d;
+}
+
+// ---------------------------------------------------------------------------------
+// Streaming synchroniser
+
+slot_sync::slot_sync(const lte_numerology& num,
+                     int n_rx,
+                     int cell_id,
+                     const slot_sync_params& params)
+    : d_num(num),
+      d_n_rx(n_rx),
+      d_cell_id(cell_id),
+      d_p(params),
+      d_grid(num, 1, cell_id),
+      d_corr(num, cell_id % 3),
+      d_dft(num),
+      d_rot(num.fft_size)
+{
+    if (n_rx < 1 || n_rx > 8)
+        throw std::invalid_argument("mimodet: ofdm_sync needs 1..8 receive antennas, got " +
+                                    std::to_string(n_rx));
+    if (params.cfo_alpha <= 0.0 || params.cfo_alpha > 1.0)
+        throw std::invalid_argument("mimodet: cfo_alpha must be in (0, 1]");
+    d_n = num.fft_size;
+    d_slot = num.slot_samples();
+    d_half = 10 * d_slot;
+    d_track = params.track_window < 0 ? num.cp_other : params.track_window;
+    if (d_track < 1 || d_track > d_n / 4)
+        throw std::invalid_argument("mimodet: track_window must be 1..fft_size/4");
+    if (params.max_candidates < 1)
+        throw std::invalid_argument("mimodet: max_candidates must be >= 1");
+    d_block = 3 * d_n;
+    d_cand_half = d_n / 4;
+    d_buf.resize(n_rx);
+    acquisition_restart(0);
+}
+
+void slot_sync::acquisition_restart(int64_t lag)
+{
+    d_m0 = d_next_lag = d_cand = d_win_start = lag; // metric blocks are aligned to lag
+    d_metric.clear();
+    d_win_best = 0.0f;
+    d_win_tries = 0;
+}
+
+slot_sync::~slot_sync() = default;
+
+double slot_sync::cfo() const { return d_rot.cfo(); }
+
+void slot_sync::push(const std::vector<const cf*>& in, int n)
+{
+    if (static_cast<int>(in.size()) != d_n_rx)
+        throw std::invalid_argument("mimodet: slot_sync::push: wrong number of antennas");
+    for (int a = 0; a < d_n_rx; ++a)
+        d_buf[a].insert(d_buf[a].end(), in[a], in[a] + n);
+}
+
+void slot_sync::discard_before(int64_t n)
+{
+    if (n <= d_base)
+        return;
+    const int64_t k = std::min<int64_t>(n - d_base, d_buf[0].size());
+    for (auto& b : d_buf)
+        b.erase(b.begin(), b.begin() + k);
+    d_base += k;
+}
+
+int64_t slot_sync::samples_wanted() const
+{
+    int64_t need;
+    if (!d_locked) {
+        need = d_next_lag + d_block + d_n - 1; // the next block of metric lags
+    } else {
+        need = d_start + d_slot;
+        if (lte_grid::has_sync(d_ns) && d_pss_done != d_start)
+            need += d_track + 1;
+    }
+    return std::max<int64_t>(1, need - end());
+}
+
+std::vector<std::vector<cf>> slot_sync::corrected(int64_t start, int len) const
+{
+    std::vector<std::vector<cf>> out(d_n_rx, std::vector<cf>(len));
+    for (int a = 0; a < d_n_rx; ++a)
+        d_rot.apply(start, at(a, start), out[a].data(), len);
+    return out;
+}
+
+bool slot_sync::refine_pss(int64_t expected, int half_width, int64_t* found, float* metric)
+{
+    const int64_t lo = std::max(d_base, expected - half_width);
+    const int64_t hi = std::min(expected + half_width, end() - d_n); // inclusive
+    if (hi < lo)
+        return false;
+    const int n_lags = static_cast<int>(hi - lo + 1);
+    const auto x = corrected(lo, n_lags + d_n - 1);
+    std::vector<const cf*> ptr;
+    for (const auto& v : x)
+        ptr.push_back(v.data());
+    std::vector<float> m(n_lags);
+    d_corr.metric(ptr, n_lags, m.data());
+    int best = -1;
+    float bv = -1.0f;
+    for (int i = 0; i < n_lags; ++i)
+        if (m[i] > bv) {
+            bv = m[i];
+            best = i;
+        }
+    if (best < 0)
+        return false;
+    *found = lo + best;
+    *metric = bv;
+    return true;
+}
+
+sss_decision slot_sync::check_sss(int64_t pss_pos)
+{
+    const int64_t sss_pos = pss_pos - d_n - d_num.cp_other;
+    if (sss_pos < d_base || pss_pos + d_n > end())
+        return sss_decision();
+    std::vector<std::vector<cf>> pb(d_n_rx, std::vector<cf>(k_sync_len)), sb = pb;
+    const auto p = corrected(pss_pos, d_n);
+    const auto s = corrected(sss_pos, d_n);
+    for (int a = 0; a < d_n_rx; ++a) {
+        d_dft(p[a].data(), pb[a].data());
+        d_dft(s[a].data(), sb[a].data());
+    }
+    return detect_sss(pb, sb, d_grid.pss(), d_grid.sss(0), d_grid.sss(10));
+}
+
+void slot_sync::run_acquisition()
+{
+    const int W = d_cand_half;
+    const float thr = static_cast<float>(d_p.detect_threshold / d_num.n_sc);
+    auto M = [this](int64_t lag) { return d_metric[static_cast<size_t>(lag - d_m0)]; };
+    while (!d_locked) {
+        // 1. Candidates whose neighbourhood [L - W, L + W] is known, in lag order. Each
+        //    decision only looks at metric values and samples that are complete by now
+        //    (try_lock needs up to L + N + N/8 < d_next_lag + N - 1 <= end()).
+        while (d_cand + W < d_next_lag) {
+            const int64_t L = d_cand++;
+            if (L >= d_win_start + d_half) {
+                log(0, fmt("ofdm_sync: no PSS accepted in lags [%lld, %lld) (largest "
+                           "metric %.1f/n_sc, threshold %.1f, %d candidates checked)",
+                           static_cast<long long>(d_win_start),
+                           static_cast<long long>(d_win_start + d_half),
+                           static_cast<double>(d_win_best) * d_num.n_sc,
+                           d_p.detect_threshold, d_win_tries));
+                d_win_start += d_half;
+                d_win_best = 0.0f;
+                d_win_tries = 0;
+            }
+            const float v = M(L);
+            d_win_best = std::max(d_win_best, v);
+            if (!(v >= thr))
+                continue;
+            // Local maximum: strictly above the earlier lags, not below the later ones.
+            bool peak = true;
+            for (int64_t j = std::max(d_m0, L - W); j <= L + W && peak; ++j)
+                if ((j < L && M(j) >= v) || (j > L && M(j) > v))
+                    peak = false;
+            if (!peak || d_win_tries >= d_p.max_candidates)
+                continue;
+            ++d_win_tries;
+            if (try_lock(L))
+                return;
+        }
+        // 2. Forget what no candidate can need any more.
+        const int64_t keep = d_cand - W - 1;
+        if (keep > d_m0) {
+            d_metric.erase(d_metric.begin(), d_metric.begin() + (keep - d_m0));
+            d_m0 = keep;
+        }
+        discard_before(d_cand - W - 2 * d_slot);
+        // 3. The next block of lags, computed in one call once all its input is there
+        //    (blocks are aligned to the search start, so the values do not depend on how the
+        //    input arrived).
+        if (end() < d_next_lag + d_block + d_n - 1)
+            return; // more input needed
+        std::vector<const cf*> ptr;
+        for (int a = 0; a < d_n_rx; ++a)
+            ptr.push_back(at(a, d_next_lag));
+        const size_t old = d_metric.size();
+        d_metric.resize(old + d_block);
+        d_corr.metric(ptr, d_block, d_metric.data() + old);
+        d_next_lag += d_block;
+    }
+}
+
+bool slot_sync::try_lock(int64_t coarse)
+{
+    const int R = d_n / 8;
+    // 1. CFO from the CPs of the PSS slot (timing-free search around the coarse start).
+    const int64_t s0 = coarse + d_n - d_slot;
+    const int64_t th_lo = std::max(d_base, s0 - R);
+    const int64_t th_hi = std::min(s0 + R, end() - d_slot);
+    if (th_hi < th_lo)
+        return false;
+    std::vector<const cf*> ptr;
+    for (int a = 0; a < d_n_rx; ++a)
+        ptr.push_back(at(a, th_lo));
+    cd gamma;
+    cp_search(d_num, ptr, static_cast<int>(th_hi - th_lo + 1), &gamma);
+    if (!finite(gamma)) {
+        log(3, "ofdm_sync: non-finite input samples around a PSS candidate");
+        return false;
+    }
+    if (std::abs(gamma) == 0.0) {
+        log(0, "ofdm_sync: PSS candidate in a silent stretch ignored");
+        return false;
+    }
+    d_rot.reset(cfo_from_correlation(gamma), th_lo);
+    // 2. Timing on the corrected samples.
+    int64_t pss;
+    float m;
+    if (!refine_pss(coarse, R, &pss, &m) || m * d_num.n_sc < d_p.verify_threshold) {
+        log(0, fmt("ofdm_sync: PSS candidate at lag %lld: metric %.1f/n_sc after CFO "
+                   "correction (%.3f), below %.1f",
+                   static_cast<long long>(coarse), m * d_num.n_sc, d_rot.cfo(),
+                   d_p.verify_threshold));
+        return false;
+    }
+    // 3. Slot 0 or 10 from the SSS.
+    const auto sss = check_sss(pss);
+    const double rho_best = std::max(sss.rho0, sss.rho10);
+    const double rho_other = std::min(sss.rho0, sss.rho10);
+    if (!(rho_best >= d_p.sss_min_rho && rho_best - rho_other >= d_p.sss_min_margin)) {
+        log(0, fmt("ofdm_sync: PSS at sample %lld (metric %.1f/n_sc) but no clear SSS "
+                   "(rho0 %.2f, rho10 %.2f)",
+                   static_cast<long long>(pss), m * d_num.n_sc, sss.rho0, sss.rho10));
+        return false;
+    }
+    int64_t start = pss + d_n - d_slot;
+    int ns = sss.ns;
+    d_pss_done = start;
+    if (start < d_base) { // the slot's beginning is gone: start at the next slot
+        start += d_slot;
+        ns += 1;
+        d_pss_done = -1;
+    }
+    d_locked = true;
+    d_first = true;
+    d_start = start;
+    d_ns = ns;
+    d_cfo_corr = gamma;
+    d_lock_metric = m * d_num.n_sc;
+    d_missed = 0;
+    d_mismatch = 0;
+    log(1, fmt("ofdm_sync: locked at input sample %lld, slot %d, CFO %.4f subcarrier "
+               "spacings, PSS metric %.1f/n_sc, SSS rho %.2f/%.2f",
+               static_cast<long long>(start), ns, d_rot.cfo(), d_lock_metric, sss.rho0,
+               sss.rho10));
+    discard_before(d_start - d_track - 1);
+    return true;
+}
+
+bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
+{
+    if (!d_locked) {
+        run_acquisition();
+        if (!d_locked)
+            return false;
+    }
+    const bool sync_slot = lte_grid::has_sync(d_ns);
+    const bool search = sync_slot && d_pss_done != d_start;
+    if (end() < d_start + d_slot + (search ? d_track + 1 : 0))
+        return false;
+    info = slot_info();
+    if (sync_slot) {
+        info.pss_checked = true;
+        if (!search) {
+            info.pss_found = true;
+            info.pss_metric = d_lock_metric;
+        } else {
+            const int64_t expected = d_start + d_slot - d_n;
+            int64_t pss = expected;
+            float m = 0.0f;
+            const bool ok = refine_pss(expected, d_track, &pss, &m);
+            info.pss_metric = m * d_num.n_sc;
+            if (ok && info.pss_metric >= d_p.track_threshold &&
+                std::abs(pss - expected) < d_track) {
+                const int step = static_cast<int>(pss - expected);
+                d_start += step;
+                info.timing_step = step;
+                info.pss_found = true;
+                if (step != 0)
+                    log(0, fmt("ofdm_sync: timing step %d samples at slot %d", step, d_ns));
+                if (d_missed > 0)
+                    log(1, fmt("ofdm_sync: PSS found again after %d missed", d_missed));
+                d_missed = 0;
+                const auto sss = check_sss(pss);
+                if (sss.confident && sss.ns != d_ns) {
+                    if (++d_mismatch >= d_p.relabel_after) {
+                        log(2, fmt("ofdm_sync: SSS says slot %d where the count says %d; "
+                                   "relabeling", sss.ns, d_ns));
+                        d_ns = sss.ns;
+                        d_mismatch = 0;
+                    }
+                } else if (sss.confident) {
+                    d_mismatch = 0;
+                }
+            } else {
+                ++d_missed;
+                log(2, fmt("ofdm_sync: PSS not found in slot %d (metric %.1f/n_sc), "
+                           "keeping the timing (%d missed)", d_ns, info.pss_metric, d_missed));
+                if (d_missed >= d_p.max_missed) {
+                    log(3, "ofdm_sync: sync lost, re-acquiring");
+                    d_locked = false;
+                    acquisition_restart(std::max(d_start, d_base));
+                    return pop_slot(out, info);
+                }
+            }
+        }
+    }
+    // CFO: smoothed CP correlation (skipping the first quarter of every CP, where the
+    // previous symbol's delay spread lands).
+    std::vector<const cf*> ptr;
+    for (int a = 0; a < d_n_rx; ++a)
+        ptr.push_back(at(a, d_start));
+    const cd r = cp_correlation(d_num, ptr, d_num.cp_other / 4);
+    if (finite(r)) {
+        d_cfo_corr = (1.0 - d_p.cfo_alpha) * d_cfo_corr + d_p.cfo_alpha * r;
+        d_rot.retune(cfo_from_correlation(d_cfo_corr), d_start);
+        d_nonfinite = false;
+    } else {
+        info.nonfinite = true;
+        if (!d_nonfinite)
+            log(3, fmt("ofdm_sync: non-finite input samples in slot %d (passed on, CFO kept)",
+                       d_ns));
+        d_nonfinite = true;
+    }
+    for (int a = 0; a < d_n_rx; ++a)
+        d_rot.apply(d_start, at(a, d_start), out[a], d_slot);
+    info.ns = d_ns;
+    info.input_start = d_start;
+    info.cfo = d_rot.cfo();
+    info.first = d_first;
+    d_first = false;
+    d_ns = (d_ns + 1) % lte_numerology::slots_per_frame;
+    d_start += d_slot;
+    discard_before(d_start - d_track - 1);
+    return true;
+}
+
+} // namespace lte_sync
+} // namespace mimodet
+} // namespace gr

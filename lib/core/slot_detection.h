@@ -1,0 +1,120 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Detection of one LTE slot with the batch detector core (no GNU Radio types): the core
+// of the mimo_detector block.
+
+#ifndef INCLUDED_MIMODET_CORE_SLOT_DETECTION_H
+#define INCLUDED_MIMODET_CORE_SLOT_DETECTION_H
+
+#include <gnuradio/mimodet/api.h>
+#include <gnuradio/mimodet/detector.h>
+#include <gnuradio/mimodet/lte_grid.h>
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+/*!
+ * \brief Gathers a slot's data elements into detector batches and scatters the results
+ * into the output order of docs/SLOT_LAYOUT.md.
+ *
+ * The batch API shares one H among n_sym vectors, so the subcarriers of a slot are
+ * grouped by their number of data symbols (7 on most, fewer on CRS and PSS/SSS
+ * subcarriers): one detect call per group with H[n_mat][n_rx][n_tx] (the subcarriers'
+ * channels) and y[n_mat][n_sym][n_rx] (their data symbols in increasing l). Output value
+ * block j of the slot (n_tx * q values) belongs to element j of
+ * lte_grid::data_elements(ns).
+ *
+ * Not thread safe (work buffers are members): one call at a time per object.
+ */
+class MIMODET_API slot_detection
+{
+public:
+    using cf = std::complex<float>;
+
+    //! One detect call: subcarriers with n_sym data symbols each.
+    struct group {
+        int n_sym = 0;
+        std::vector<int> sc;  //!< [n_mat] subcarriers k
+        std::vector<int> re;  //!< [n_mat][n_sym] grid elements l * n_sc + k
+        std::vector<int> pos; //!< [n_mat][n_sym] index in data_elements(ns)
+    };
+
+    slot_detection(const lte_grid& grid, int n_rx, detector::sptr det);
+
+    const lte_grid& grid() const { return d_grid; }
+    int n_tx() const { return d_n_tx; }
+    int n_rx() const { return d_n_rx; }
+    //! n_tx * q: output values per data element.
+    int values_per_element() const { return d_per_elem; }
+    //! Output values (bits or LLRs) of slot ns: n_data(ns) * n_tx * q.
+    size_t values_per_slot(int ns) const
+    {
+        return d_grid.data_elements(ns).size() * static_cast<size_t>(d_per_elem);
+    }
+    //! The largest values_per_slot over the frame.
+    size_t max_values_per_slot() const;
+    const std::vector<group>& groups(int ns) const { return d_groups.at(ns); }
+    const detector& det() const { return *d_det; }
+
+    //! Copies group g's channels and received symbols into the batch buffers.
+    void gather(const group& g,
+                const cf* const* grids,
+                const cf* H,
+                cf* H_batch,
+                cf* y_batch) const;
+    //! Writes the batch results (n_mat * n_sym vectors of n_tx*q values) into slot order.
+    template <typename T>
+    void scatter(const group& g, const T* batch, T* out) const
+    {
+        const size_t v = d_per_elem;
+        for (size_t i = 0; i < g.pos.size(); ++i)
+            std::copy(batch + i * v, batch + (i + 1) * v, out + g.pos[i] * v);
+    }
+
+    /*!
+     * Checks a slot's inputs: noise_var finite and > 0, H and the data elements of the
+     * grids finite. Returns an empty string when usable, else the reason.
+     */
+    std::string check(int ns, const cf* const* grids, const cf* H, float noise_var) const;
+
+    /*!
+     * Detects slot ns: grids[r] (7 * n_sc each), H[(k * n_rx + r) * n_tx + t], the slot's
+     * noise_var. Writes values_per_slot(ns) bits (hard, or the LLR signs of a soft
+     * detector). Throws std::invalid_argument for unusable inputs (see check()).
+     */
+    void detect_bits(int ns, const cf* const* grids, const cf* H, float noise_var, uint8_t* out);
+    //! As detect_bits, with max-log LLRs (soft detectors only: std::logic_error else).
+    void detect_llr(int ns, const cf* const* grids, const cf* H, float noise_var, float* out);
+
+private:
+    template <typename T, typename F>
+    void run(int ns, const cf* const* grids, const cf* H, float noise_var, T* out, F call);
+
+    std::vector<float>& buffer(float*) { return d_llr; }
+    std::vector<uint8_t>& buffer(uint8_t*) { return d_bits; }
+
+    lte_grid d_grid;
+    int d_n_tx, d_n_rx, d_per_elem;
+    detector::sptr d_det;
+    std::vector<std::vector<group>> d_groups; //!< per slot
+    std::vector<cf> d_H, d_y;
+    std::vector<float> d_nv, d_llr;
+    std::vector<uint8_t> d_bits;
+};
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif

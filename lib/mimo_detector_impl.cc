@@ -1,0 +1,273 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "mimo_detector_impl.h"
+#include <gnuradio/io_signature.h>
+#include <gnuradio/logger.h>
+#include <gnuradio/mimodet/detector.h>
+#include <gnuradio/mimodet/lte_grid.h>
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace gr {
+namespace mimodet {
+
+namespace {
+
+bool is_soft_algorithm(const std::string& a)
+{
+    return a == "ml" || a == "zf" || a == "mmse" || a == "sfsd" || a == "mtt";
+}
+
+//! The configuration, checked before any signature is built.
+detector_config make_config(const std::string& algorithm,
+                            double bandwidth_mhz,
+                            int n_tx,
+                            int n_rx,
+                            const std::string& modulation,
+                            const std::string& backend,
+                            bool soft_output,
+                            const std::vector<int>& lvl,
+                            const std::vector<int>& exp,
+                            int T,
+                            int niter,
+                            int sorted_qr,
+                            float llr_clip,
+                            int threads)
+{
+    lte_numerology::from_bandwidth(bandwidth_mhz); // throws for unknown bandwidths
+    if (n_tx != 1 && n_tx != 2 && n_tx != 4)
+        throw std::invalid_argument("mimodet: mimo_detector: n_tx must be 1, 2 or 4, got " +
+                                    std::to_string(n_tx));
+    if (n_rx < n_tx || n_rx > 8)
+        throw std::invalid_argument("mimodet: mimo_detector: n_rx must be n_tx.." +
+                                    std::string("8, got ") + std::to_string(n_rx));
+    detector_config cfg;
+    cfg.algorithm = algorithm;
+    cfg.n_tx = n_tx;
+    cfg.n_rx = n_rx;
+    cfg.mod = parse_modulation(modulation);
+    cfg.backend = backend;
+    cfg.threads = threads;
+    cfg.psd_lvl = lvl;
+    cfg.psd_exp = exp;
+    cfg.fsd_full_levels = T;
+    cfg.sfsd_niter = niter;
+    cfg.sorted_qr = sorted_qr;
+    cfg.llr_clip = llr_clip;
+    const auto& names = algorithms();
+    if (std::find(names.begin(), names.end(), algorithm) == names.end())
+        throw std::invalid_argument("mimodet: mimo_detector: unknown algorithm '" +
+                                    algorithm + "'");
+    if (soft_output && !is_soft_algorithm(algorithm))
+        throw std::invalid_argument("mimodet: mimo_detector: algorithm '" + algorithm +
+                                    "' gives hard bits only; soft_output needs one of "
+                                    "ml, zf, mmse, sfsd, mtt");
+    return cfg;
+}
+
+//! The core's log lines go to one GNU Radio logger (shared by every instance).
+void route_core_log()
+{
+    static const auto core_logger = std::make_shared<gr::logger>("mimodet core");
+    set_log_handler([logger = core_logger](const std::string& level, const std::string& msg) {
+        if (level == "error")
+            logger->error("{}", msg);
+        else if (level == "warn" || level == "warning")
+            logger->warn("{}", msg);
+        else if (level == "debug")
+            logger->debug("{}", msg);
+        else
+            logger->info("{}", msg);
+    });
+}
+
+int grid_bytes(double mhz) { return sizeof(gr_complex) * 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
+
+} // namespace
+
+mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
+                                        double bandwidth_mhz,
+                                        int n_tx,
+                                        int n_rx,
+                                        const std::string& modulation,
+                                        int cell_id,
+                                        const std::string& backend,
+                                        bool soft_output,
+                                        const std::vector<int>& lvl,
+                                        const std::vector<int>& exp,
+                                        int T,
+                                        int niter,
+                                        int sorted_qr,
+                                        float llr_clip,
+                                        int threads)
+{
+    const detector_config cfg = make_config(algorithm,
+                                            bandwidth_mhz,
+                                            n_tx,
+                                            n_rx,
+                                            modulation,
+                                            backend,
+                                            soft_output,
+                                            lvl,
+                                            exp,
+                                            T,
+                                            niter,
+                                            sorted_qr,
+                                            llr_clip,
+                                            threads);
+    return gnuradio::make_block_sptr<mimo_detector_impl>(cfg, bandwidth_mhz, cell_id, soft_output);
+}
+
+mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
+                                       double bandwidth_mhz,
+                                       int cell_id,
+                                       bool soft_output)
+    : gr::block(
+          "mimo_detector",
+          gr::io_signature::makev(
+              cfg.n_rx + 2,
+              cfg.n_rx + 2,
+              [&] {
+                  std::vector<int> s(cfg.n_rx, grid_bytes(bandwidth_mhz));
+                  s.push_back(static_cast<int>(sizeof(gr_complex)) *
+                              lte_numerology::from_bandwidth(bandwidth_mhz).n_sc * cfg.n_rx *
+                              cfg.n_tx);
+                  s.push_back(sizeof(float));
+                  return s;
+              }()),
+          gr::io_signature::make(1, 1, soft_output ? sizeof(float) : sizeof(uint8_t))),
+      d_soft(soft_output),
+      d_n_rx(cfg.n_rx),
+      d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
+      d_slot_key(pmt::mp("slot")),
+      d_grids(cfg.n_rx)
+{
+    route_core_log();
+    const lte_grid grid(lte_numerology::from_bandwidth(bandwidth_mhz), cfg.n_tx, cell_id);
+    d_slots_det = std::make_unique<core::slot_detection>(grid, cfg.n_rx, detector::make(cfg));
+    d_max_per_slot = d_slots_det->max_values_per_slot();
+    // Room for at least one whole slot in every call; one input item per slot gives up to
+    // d_max_per_slot output items (the rate also keeps the upstream buffers small: with
+    // the default rate 1 the runtime would size them for d_max_per_slot input items).
+    set_output_multiple(static_cast<int>(d_max_per_slot));
+    set_relative_rate(static_cast<uint64_t>(d_max_per_slot), 1);
+    set_tag_propagation_policy(TPP_DONT);
+    d_logger->debug("{} detector on {}: {}x{}, up to {} output items per slot",
+                    cfg.algorithm,
+                    backend(),
+                    cfg.n_tx,
+                    cfg.n_rx,
+                    d_max_per_slot);
+}
+
+int mimo_detector_impl::items_per_slot(int ns) const
+{
+    if (ns < 0 || ns >= lte_numerology::slots_per_frame)
+        throw std::invalid_argument("mimodet: slot index must be 0..19");
+    return static_cast<int>(d_slots_det->values_per_slot(ns));
+}
+
+void mimo_detector_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
+{
+    const int slots = std::max(1, static_cast<int>(noutput_items / d_max_per_slot));
+    std::fill(ninput_items_required.begin(), ninput_items_required.end(), slots);
+}
+
+int mimo_detector_impl::slot_of_item(uint64_t abs_item, bool& tagged)
+{
+    std::vector<gr::tag_t> tags;
+    get_tags_in_range(tags, 0, abs_item, abs_item + 1, d_slot_key);
+    int ns = d_next_ns;
+    tagged = false;
+    for (const auto& tag : tags) {
+        const long v = pmt::is_integer(tag.value) ? pmt::to_long(tag.value) : -1;
+        if (v >= 0 && v < lte_numerology::slots_per_frame) {
+            ns = static_cast<int>(v);
+            tagged = true;
+        } else {
+            d_logger->error("slot tag with invalid value {} at item {}; using slot {}",
+                            pmt::write_string(tag.value),
+                            abs_item,
+                            ns);
+        }
+    }
+    return ns;
+}
+
+int mimo_detector_impl::general_work(int noutput_items,
+                                     gr_vector_int& ninput_items,
+                                     gr_vector_const_void_star& input_items,
+                                     gr_vector_void_star& output_items)
+{
+    int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
+    const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
+    const size_t h_len = static_cast<size_t>(d_n_sc) * d_n_rx * d_slots_det->n_tx();
+    const auto* H = static_cast<const gr_complex*>(input_items[d_n_rx]);
+    const auto* nv = static_cast<const float*>(input_items[d_n_rx + 1]);
+    const uint64_t first = nitems_read(0);
+    const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
+    auto* out = static_cast<char*>(output_items[0]);
+
+    int done = 0;
+    size_t produced = 0;
+    while (done < avail) {
+        bool tagged;
+        const int ns = slot_of_item(first + done, tagged);
+        const size_t n_out = d_slots_det->values_per_slot(ns);
+        if (produced + n_out > static_cast<size_t>(noutput_items))
+            break;
+        if (!tagged) {
+            if (d_untagged == 0)
+                d_logger->warn("grid item {} has no slot tag; counting slots from the last "
+                               "one (slot {})",
+                               first + done,
+                               ns);
+            ++d_untagged;
+        }
+        for (int r = 0; r < d_n_rx; ++r)
+            d_grids[r] = static_cast<const gr_complex*>(input_items[r]) + done * grid_len;
+        const gr_complex* h = H + done * h_len;
+        const float v = nv[done];
+        void* o = out + produced * elem;
+        std::string why = d_slots_det->check(ns, d_grids.data(), h, v);
+        if (why.empty()) {
+            try {
+                if (d_soft)
+                    d_slots_det->detect_llr(ns, d_grids.data(), h, v, static_cast<float*>(o));
+                else
+                    d_slots_det->detect_bits(
+                        ns, d_grids.data(), h, v, static_cast<uint8_t*>(o));
+            } catch (const std::exception& e) {
+                why = std::string("detector failed: ") + e.what();
+            }
+        }
+        if (!why.empty()) {
+            if (d_bad == 0 || (d_bad + 1) % 1000 == 0)
+                d_logger->error("slot {} (item {}): {}; output set to zeros ({} bad slots "
+                                "so far)",
+                                ns,
+                                first + done,
+                                why,
+                                d_bad + 1);
+            std::memset(o, 0, n_out * elem);
+            ++d_bad;
+        }
+        add_item_tag(0, nitems_written(0) + produced, d_slot_key, pmt::from_long(ns), alias_pmt());
+        produced += n_out;
+        d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
+        ++d_slots;
+        ++done;
+    }
+    consume_each(done);
+    return static_cast<int>(produced);
+}
+
+} // namespace mimodet
+} // namespace gr

@@ -1,0 +1,57 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_MIMO_DETECTOR_IMPL_H
+#define INCLUDED_MIMODET_MIMO_DETECTOR_IMPL_H
+
+#include "core/slot_detection.h"
+#include <gnuradio/mimodet/mimo_detector.h>
+#include <pmt/pmt.h>
+#include <memory>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+class mimo_detector_impl : public mimo_detector
+{
+public:
+    mimo_detector_impl(const detector_config& cfg,
+                       double bandwidth_mhz,
+                       int cell_id,
+                       bool soft_output);
+
+    int items_per_slot(int ns) const override;
+    std::string backend() const override { return d_slots_det->det().backend(); }
+    uint64_t slots_processed() const override { return d_slots; }
+    uint64_t bad_slots() const override { return d_bad; }
+    uint64_t untagged_slots() const override { return d_untagged; }
+
+    void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
+    int general_work(int noutput_items,
+                     gr_vector_int& ninput_items,
+                     gr_vector_const_void_star& input_items,
+                     gr_vector_void_star& output_items) override;
+
+private:
+    //! ns of an input item: its slot tag, else the previous slot + 1.
+    int slot_of_item(uint64_t abs_item, bool& tagged);
+
+    std::unique_ptr<core::slot_detection> d_slots_det;
+    bool d_soft;
+    int d_n_rx, d_n_sc;
+    size_t d_max_per_slot;
+    const pmt::pmt_t d_slot_key;
+    int d_next_ns = 0;
+    uint64_t d_slots = 0, d_bad = 0, d_untagged = 0;
+    std::vector<const gr_complex*> d_grids;
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif /* INCLUDED_MIMODET_MIMO_DETECTOR_IMPL_H */

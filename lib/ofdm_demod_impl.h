@@ -1,0 +1,59 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_OFDM_DEMOD_IMPL_H
+#define INCLUDED_MIMODET_OFDM_DEMOD_IMPL_H
+
+#include <gnuradio/fft/fft.h>
+#include <gnuradio/mimodet/lte_grid.h>
+#include <gnuradio/mimodet/ofdm_demod.h>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+class ofdm_demod_impl : public ofdm_demod
+{
+public:
+    ofdm_demod_impl(double bandwidth_mhz, int n_rx, int fft_backoff, bool compensate_backoff);
+
+    int fft_backoff() const override { return d_backoff; }
+    int vlen() const override { return d_vlen; }
+    uint64_t slots_out() const override { return d_slots.load(); }
+
+    void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
+    int general_work(int noutput_items,
+                     gr_vector_int& ninput_items,
+                     gr_vector_const_void_star& input_items,
+                     gr_vector_void_star& output_items) override;
+
+private:
+    //! FFTs of the slot at in (slot_samples) into the grid out (7 n_sc).
+    void demod_slot(const gr_complex* in, gr_complex* out);
+
+    const lte_numerology d_num;
+    const int d_n_rx;
+    const int d_slot;
+    const int d_vlen;
+    int d_backoff;
+    std::vector<int> d_bins;          //!< FFT bin of subcarrier k
+    std::vector<gr_complex> d_weight; //!< 1/sqrt(N), times the back-off compensation
+    std::vector<int> d_window;        //!< start of symbol l's FFT window in the slot
+    std::unique_ptr<gr::fft::fft_complex_fwd> d_fft;
+    const pmt::pmt_t d_slot_key;
+    bool d_aligned = false;
+    bool d_warned_missing = false;
+    int d_ns = 0;
+    std::atomic<uint64_t> d_slots{ 0 };
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif /* INCLUDED_MIMODET_OFDM_DEMOD_IMPL_H */

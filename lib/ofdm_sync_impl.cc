@@ -1,0 +1,119 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "ofdm_sync_impl.h"
+#include <gnuradio/io_signature.h>
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace gr {
+namespace mimodet {
+
+namespace {
+int checked_n_rx(int n_rx)
+{
+    if (n_rx < 1 || n_rx > 8)
+        throw std::invalid_argument("ofdm_sync: n_rx must be 1..8, got " +
+                                    std::to_string(n_rx));
+    return n_rx;
+}
+int checked_cell(int cell_id)
+{
+    if (cell_id < 0 || cell_id > 503)
+        throw std::invalid_argument("ofdm_sync: cell_id must be 0..503, got " +
+                                    std::to_string(cell_id));
+    return cell_id;
+}
+} // namespace
+
+ofdm_sync::sptr ofdm_sync::make(double bandwidth_mhz, int n_rx, int cell_id)
+{
+    return gnuradio::make_block_sptr<ofdm_sync_impl>(bandwidth_mhz, n_rx, cell_id);
+}
+
+ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
+    : gr::block("ofdm_sync",
+                gr::io_signature::make(checked_n_rx(n_rx), n_rx, sizeof(gr_complex)),
+                gr::io_signature::make(n_rx, n_rx, sizeof(gr_complex))),
+      d_num(lte_numerology::from_bandwidth(bandwidth_mhz)),
+      d_n_rx(n_rx),
+      d_slot(d_num.slot_samples()),
+      d_sync(d_num, n_rx, checked_cell(cell_id)),
+      d_slot_key(pmt::mp("slot")),
+      d_in(n_rx),
+      d_out(n_rx)
+{
+    // Whole slots only; samples are dropped or repeated around timing steps, so input
+    // tags cannot be mapped and are not propagated.
+    set_output_multiple(d_slot);
+    set_tag_propagation_policy(TPP_DONT);
+    d_sync.set_logger([this](int level, const std::string& m) {
+        switch (level) {
+        case 0:
+            d_logger->debug("{}", m);
+            break;
+        case 1:
+            d_logger->info("{}", m);
+            break;
+        case 2:
+            d_logger->warn("{}", m);
+            break;
+        default:
+            d_logger->error("{}", m);
+        }
+    });
+}
+
+void ofdm_sync_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
+{
+    // What the synchroniser needs for its next step (the rest of the next slot and a
+    // little lookahead when locked), at most noutput_items.
+    const int64_t want = std::min<int64_t>(d_sync.samples_wanted(), noutput_items);
+    for (auto& r : ninput_items_required)
+        r = static_cast<int>(std::max<int64_t>(1, want));
+}
+
+int ofdm_sync_impl::general_work(int noutput_items,
+                                 gr_vector_int& ninput_items,
+                                 gr_vector_const_void_star& input_items,
+                                 gr_vector_void_star& output_items)
+{
+    const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
+    int consumed = 0, produced = 0;
+    lte_sync::slot_info info;
+    while (produced + d_slot <= noutput_items) {
+        for (int a = 0; a < d_n_rx; ++a)
+            d_out[a] = static_cast<gr_complex*>(output_items[a]) + produced;
+        if (d_sync.pop_slot(d_out, info)) {
+            for (int a = 0; a < d_n_rx; ++a)
+                add_item_tag(
+                    a, nitems_written(a) + produced, d_slot_key, pmt::from_long(info.ns));
+            if (info.pss_checked && !info.pss_found)
+                d_missed++;
+            d_slots++;
+            d_cfo = info.cfo;
+            produced += d_slot;
+            continue;
+        }
+        // Feed only what the next step needs, so that unprocessed input stays upstream.
+        const int n = static_cast<int>(
+            std::min<int64_t>(avail - consumed, d_sync.samples_wanted()));
+        if (n <= 0)
+            break;
+        for (int a = 0; a < d_n_rx; ++a)
+            d_in[a] = static_cast<const gr_complex*>(input_items[a]) + consumed;
+        d_sync.push(d_in, n);
+        consumed += n;
+    }
+    d_locked = d_sync.locked();
+    consume_each(consumed);
+    return produced;
+}
+
+} // namespace mimodet
+} // namespace gr

@@ -1,0 +1,52 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_OFDM_SYNC_IMPL_H
+#define INCLUDED_MIMODET_OFDM_SYNC_IMPL_H
+
+#include "core/lte_sync.h"
+#include <gnuradio/mimodet/ofdm_sync.h>
+#include <atomic>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+class ofdm_sync_impl : public ofdm_sync
+{
+public:
+    ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id);
+
+    double cfo() const override { return d_cfo.load(); }
+    bool locked() const override { return d_locked.load(); }
+    uint64_t slots_out() const override { return d_slots.load(); }
+    uint64_t pss_missed() const override { return d_missed.load(); }
+
+    void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
+    int general_work(int noutput_items,
+                     gr_vector_int& ninput_items,
+                     gr_vector_const_void_star& input_items,
+                     gr_vector_void_star& output_items) override;
+
+private:
+    const lte_numerology d_num;
+    const int d_n_rx;
+    const int d_slot;
+    lte_sync::slot_sync d_sync;
+    const pmt::pmt_t d_slot_key;
+    std::atomic<double> d_cfo{ 0.0 };
+    std::atomic<bool> d_locked{ false };
+    std::atomic<uint64_t> d_slots{ 0 };
+    std::atomic<uint64_t> d_missed{ 0 };
+    std::vector<const gr_complex*> d_in;
+    std::vector<gr_complex*> d_out;
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif /* INCLUDED_MIMODET_OFDM_SYNC_IMPL_H */

@@ -1,0 +1,86 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Shared pieces of the GPU-vs-CPU tests (qa_gpu_*.cc): the skip without a CUDA device,
+// the standard batches, the odd batch shapes and the rank-deficient channels.
+
+#ifndef INCLUDED_MIMODET_QA_GPU_COMMON_H
+#define INCLUDED_MIMODET_QA_GPU_COMMON_H
+
+#include "qa_common.h"
+#include <gtest/gtest.h>
+#include <cstdint>
+#include <string>
+
+namespace qa {
+
+//! Skips the current test where there is no CUDA device.
+#define QA_SKIP_WITHOUT_GPU()                                                            \
+    do {                                                                                 \
+        if (gr::mimodet::cuda_device_count() == 0)                                       \
+            GTEST_SKIP() << "no CUDA device";                                            \
+    } while (0)
+
+inline const modulation k_gpu_mods[] = { modulation::qpsk,
+                                          modulation::qam16,
+                                          modulation::qam64 };
+
+//! f(n_tx, n_rx, mod) for the standard sizes 2x2, 4x4, 2x4 and every modulation.
+template <typename F>
+void for_each_standard_size(F&& f)
+{
+    const int sizes[][2] = { { 2, 2 }, { 4, 4 }, { 2, 4 } };
+    for (const auto& s : sizes)
+        for (auto mod : k_gpu_mods)
+            f(s[0], s[1], mod);
+}
+
+//! 15000 matrices x 7 symbols (one LTE slot per subcarrier) over 0-30 dB.
+inline batch standard_batch(int n_tx, int n_rx, modulation mod, uint64_t seed)
+{
+    return make_batch(n_tx, n_rx, mod, 15000, 7, 0.0, 30.0, seed);
+}
+
+//! f(n_mat, n_sym) for the odd batch shapes: one vector; one matrix with many symbols;
+//! ragged sizes; n_sym = 1 with more vectors than one chunk (2^16), so several chunks
+//! and all streams are used.
+template <typename F>
+void for_each_odd_shape(F&& f)
+{
+    const int shapes[][2] = { { 1, 1 },    { 1, 7 },      { 1, 5000 }, { 37, 3 },
+                              { 1001, 1 }, { 100003, 1 }, { 9999, 13 } };
+    for (const auto& s : shapes)
+        f(s[0], s[1]);
+}
+
+inline std::string shape_name(int n_mat, int n_sym)
+{
+    return "n_mat=" + std::to_string(n_mat) + " n_sym=" + std::to_string(n_sym);
+}
+
+//! Makes the channels of b rank-deficient, by matrix index modulo 3: all zeros, equal
+//! columns 1 and 2, or a dead stream 3 (needs n_tx >= 4).
+inline void make_singular_channels(batch& b)
+{
+    const int nt = b.n_tx, nr = b.n_rx;
+    for (int m = 0; m < b.n_mat; ++m) {
+        cf* h = &b.H[static_cast<size_t>(m) * nr * nt];
+        for (int r = 0; r < nr; ++r)
+            for (int c = 0; c < nt; ++c) {
+                if (m % 3 == 0)
+                    h[r * nt + c] = 0.0f; // all zeros
+                else if (m % 3 == 1 && c == 2)
+                    h[r * nt + c] = h[r * nt + 1]; // equal columns
+                else if (m % 3 == 2 && c == 3)
+                    h[r * nt + c] = 0.0f; // one dead stream
+            }
+    }
+}
+
+} // namespace qa
+
+#endif /* INCLUDED_MIMODET_QA_GPU_COMMON_H */

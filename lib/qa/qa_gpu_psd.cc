@@ -1,0 +1,547 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// CUDA PSD against the CPU PSD (same algorithm: same bits up to exact metric ties, same
+// node counts) and exhaustive ML (ctest label "gpu"); every test skips where there is
+// no CUDA device.
+
+#include "psd_params.h"
+#include "qa_common.h"
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace gr::mimodet;
+using core::psd_params;
+
+namespace {
+
+const modulation k_mods[] = { modulation::qpsk, modulation::qam16, modulation::qam64 };
+
+#define SKIP_WITHOUT_GPU()                                                               \
+    do {                                                                                 \
+        if (gr::mimodet::cuda_device_count() == 0)                                       \
+            GTEST_SKIP() << "no CUDA device";                                            \
+    } while (0)
+
+struct named_set {
+    std::string name;
+    psd_params params; //!< empty: the preset
+};
+
+detector::sptr make_psd(int n_tx,
+                        int n_rx,
+                        modulation mod,
+                        const std::string& backend,
+                        const psd_params& p = {},
+                        int sorted_qr = -1)
+{
+    detector_config c;
+    c.backend = backend;
+    c.psd_lvl = p.lvl;
+    c.psd_exp = p.exp;
+    if (p.lvl.empty() && backend == "cpu") {
+        // "preset": the CPU runs the set the CUDA backend picks by default (the H100
+        // search's), so that node counts compare too.
+        const auto g = core::psd_gpu_preset(n_tx, constellation::get(mod).pam_order());
+        c.psd_lvl = g.lvl;
+        c.psd_exp = g.exp;
+    }
+    c.sorted_qr = sorted_qr;
+    return qa::make("psd", n_tx, n_rx, mod, c);
+}
+
+// The default preset (empty parameters: the H100 search's set on the GPU), every applicable
+// Table 2 set, the CPU-tuned set.
+std::vector<named_set> sets_for(int n_tx, modulation mod)
+{
+    const int omega = constellation::get(mod).pam_order();
+    std::vector<named_set> sets = { { "preset", {} } };
+    for (const auto& s : core::psd_table2_configurations())
+        if (s.n_tx == n_tx && s.omega == omega)
+            sets.push_back({ s.name, s.params });
+    sets.push_back({ "cpu-tuned", core::psd_cpu_tuned(n_tx) });
+    return sets;
+}
+
+int count_different(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int nb)
+{
+    int n = 0;
+    for (size_t v = 0; v < a.size() / nb; ++v)
+        n +=
+            !std::equal(a.begin() + v * nb, a.begin() + (v + 1) * nb, b.begin() + v * nb);
+    return n;
+}
+
+std::string name(int nt, int nr, modulation mod, const std::string& set, int sorted_qr)
+{
+    return std::to_string(nt) + "x" + std::to_string(nr) + " " + to_string(mod) + " " +
+           set + (sorted_qr == 1 ? " sorted-qr" : "");
+}
+
+/*!
+ * GPU and CPU agree except where both decisions have the same metric (1e-9 relative),
+ * checked in both directions. Node counts: the GPU's QR (Gram-Schmidt) gives the CPU's
+ * Householder R up to rounding, so the traversal is the CPU's except where a pruning
+ * comparison or a sort order is decided within rounding: with the plain QR at most 1 in
+ * 10^4 vectors may differ. The sorted QR picks among columns of equal norm (the two real
+ * columns of one antenna have the same norm) by rounding, so its counts are not compared.
+ */
+void expect_same_as_cpu(const qa::batch& b,
+                        const psd_params& p,
+                        int sorted_qr,
+                        const std::string& what)
+{
+    auto gpu = make_psd(b.n_tx, b.n_rx, b.mod, "cuda", p, sorted_qr);
+    auto cpu = make_psd(b.n_tx, b.n_rx, b.mod, "cpu", p, sorted_qr);
+    ASSERT_EQ(gpu->backend(), "cuda") << what;
+    const size_t n_vec = static_cast<size_t>(b.n_mat) * b.n_sym;
+    std::vector<uint8_t> g(b.bits.size()), c(b.bits.size());
+    std::vector<vector_stats> sg(n_vec), sc(n_vec);
+    gpu->detect_bits(
+        b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), g.data(), sg.data());
+    cpu->detect_bits(
+        b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), c.data(), sc.data());
+    for (uint8_t x : g)
+        ASSERT_LE(x, 1) << what;
+    EXPECT_EQ(qa::count_non_ml(b, g, c, 1e-9), 0) << what << ": GPU worse than CPU";
+    EXPECT_EQ(qa::count_non_ml(b, c, g, 1e-9), 0) << what << ": CPU worse than GPU";
+    size_t stats_differ = 0;
+    for (size_t v = 0; v < n_vec; ++v) {
+        ASSERT_GE(sg[v].expanded, 1u) << what;
+        stats_differ +=
+            sg[v].expanded != sc[v].expanded || sg[v].evaluated != sc[v].evaluated;
+    }
+    if (sorted_qr != 1)
+        EXPECT_LE(stats_differ, n_vec / 10000) << what << ": node counts differ";
+    const int nb = b.n_tx * static_cast<int>(b.mod);
+    std::printf("%s: %zu vectors, %d differ (metric ties), %zu with other node counts\n",
+                what.c_str(),
+                n_vec,
+                count_different(g, c, nb),
+                stats_differ);
+}
+
+void expect_ml(const qa::batch& b, const psd_params& p, int sorted_qr, const std::string& what)
+{
+    auto gpu = make_psd(b.n_tx, b.n_rx, b.mod, "cuda", p, sorted_qr);
+    auto ml = qa::make("ml", b.n_tx, b.n_rx, b.mod);
+    const auto g = qa::run_bits(*gpu, b), m = qa::run_bits(*ml, b);
+    EXPECT_EQ(qa::count_non_ml(b, g, m, 1e-9), 0) << what << ": not ML";
+    EXPECT_EQ(qa::count_non_ml(b, m, g, 1e-9), 0) << what << ": better than ML?";
+}
+
+} // namespace
+
+TEST(gpu_psd, two_by_two_matches_cpu_and_ml)
+{
+    SKIP_WITHOUT_GPU();
+    // 15000 matrices x 7 symbols (one LTE slot per subcarrier) over 0-30 dB.
+    uint64_t seed = 100;
+    for (auto mod : k_mods)
+        for (const auto& s : sets_for(2, mod)) {
+            const auto b = qa::make_batch(2, 2, mod, 15000, 7, 0.0, 30.0, ++seed);
+            expect_same_as_cpu(b, s.params, -1, name(2, 2, mod, s.name, 0));
+            expect_ml(b, s.params, -1, name(2, 2, mod, s.name, 0));
+        }
+}
+
+TEST(gpu_psd, four_by_four_matches_cpu)
+{
+    SKIP_WITHOUT_GPU();
+    // 4x4 64QAM at low SNR is expensive on the CPU reference: 3000 x 7 = 21000 vectors.
+    uint64_t seed = 200;
+    for (auto mod : k_mods)
+        for (const auto& s : sets_for(4, mod)) {
+            const int n_mat = mod == modulation::qam64 ? 3000 : 15000;
+            const auto b = qa::make_batch(4, 4, mod, n_mat, 7, 0.0, 30.0, ++seed);
+            expect_same_as_cpu(b, s.params, -1, name(4, 4, mod, s.name, 0));
+        }
+}
+
+TEST(gpu_psd, four_by_four_is_ml)
+{
+    SKIP_WITHOUT_GPU();
+    // Exhaustive ML: all of QPSK's 15000 x 7; 16QAM (65536 candidates) on 3000 x 7.
+    uint64_t seed = 300;
+    for (auto mod : { modulation::qpsk, modulation::qam16 })
+        for (const auto& s : sets_for(4, mod)) {
+            const int n_mat = mod == modulation::qpsk ? 15000 : 3000;
+            const auto b = qa::make_batch(4, 4, mod, n_mat, 7, 0.0, 30.0, ++seed);
+            expect_ml(b, s.params, -1, name(4, 4, mod, s.name, 0));
+        }
+}
+
+TEST(gpu_psd, sorted_qr_matches_cpu)
+{
+    SKIP_WITHOUT_GPU();
+    uint64_t seed = 400;
+    for (int nt : { 2, 4 })
+        for (auto mod : k_mods)
+            for (const auto& s : sets_for(nt, mod)) {
+                const int n_mat = nt == 4 && mod == modulation::qam64 ? 1000 : 3000;
+                const auto b = qa::make_batch(nt, nt, mod, n_mat, 7, 0.0, 30.0, ++seed);
+                expect_same_as_cpu(b, s.params, 1, name(nt, nt, mod, s.name, 1));
+            }
+}
+
+TEST(gpu_psd, other_antenna_counts_and_parameters)
+{
+    SKIP_WITHOUT_GPU();
+    struct cse {
+        int nt, nr;
+        modulation mod;
+        psd_params p;
+        int n_mat;
+    };
+    const cse cases[] = {
+        { 1, 1, modulation::qam64, {}, 3000 },
+        { 1, 3, modulation::qam16, { { 3, 2, 1 }, { 1, 2 } }, 3000 },
+        { 2, 4, modulation::qam16, {}, 3000 },
+        { 3, 3, modulation::qam16, {}, 3000 },
+        { 3, 5, modulation::qam16, { { 7, 5, 2, 1 }, { 1, 3, 5 } }, 2000 },
+        { 4, 4, modulation::qpsk, { { 9, 8, 3, 1 }, { 1, 2, 7 } }, 2000 },
+        // Large buffers: a leaf of 8192 entries; sorts of 4096 and 8192 entries (1024
+        // threads x 4 and x 8 items; Table 2 configurations 5 and 6 cover x 2 and x 12).
+        { 4, 4, modulation::qam16, { { 9, 7, 1 }, { 1, 2 } }, 1000 },
+        { 4, 4, modulation::qam64, { { 9, 5, 3, 1 }, { 1, 2, 100 } }, 300 },
+        { 4, 4, modulation::qam64, { { 9, 7, 3, 1 }, { 1, 2, 1 } }, 300 },
+        { 5, 7, modulation::qpsk, {}, 1000 },
+        { 6, 8, modulation::qam16, {}, 200 },
+        { 8, 8, modulation::qpsk, {}, 300 },
+        { 8, 8, modulation::qpsk, core::psd_cpu_tuned(8), 300 },
+    };
+    uint64_t seed = 500;
+    for (const auto& c : cases) {
+        const auto b = qa::make_batch(c.nt, c.nr, c.mod, c.n_mat, 7, 0.0, 30.0, ++seed);
+        const std::string what = name(c.nt, c.nr, c.mod, core::psd_to_string(c.p.lvl), 0);
+        expect_same_as_cpu(b, c.p, -1, what);
+        if (c.nt <= 2 || (c.nt <= 4 && c.mod == modulation::qpsk))
+            expect_ml(b, c.p, -1, what);
+    }
+}
+
+TEST(gpu_psd, odd_batch_shapes)
+{
+    SKIP_WITHOUT_GPU();
+    struct shape {
+        int n_mat, n_sym;
+    };
+    // One vector; one matrix with many symbols; ragged sizes; n_sym = 1 with more
+    // vectors than one chunk (2^16), so several chunks and all streams are used.
+    const shape shapes[] = { { 1, 1 },    { 1, 7 },      { 1, 5000 }, { 37, 3 },
+                             { 1001, 1 }, { 100003, 1 }, { 9999, 13 } };
+    uint64_t seed = 600;
+    for (const auto& s : shapes) {
+        const auto b =
+            qa::make_batch(4, 4, modulation::qam16, s.n_mat, s.n_sym, 0.0, 30.0, ++seed);
+        expect_same_as_cpu(b,
+                           {},
+                           -1,
+                           "4x4 16qam n_mat=" + std::to_string(s.n_mat) +
+                               " n_sym=" + std::to_string(s.n_sym));
+    }
+}
+
+TEST(gpu_psd, singular_channels_give_valid_bits)
+{
+    SKIP_WITHOUT_GPU();
+    for (auto mod : k_mods)
+        for (int sorted_qr : { 0, 1 }) {
+            auto b = qa::make_batch(4, 4, mod, 60, 7, 10.0, 10.0, 700 + int(mod));
+            const int nt = b.n_tx, nr = b.n_rx;
+            for (int m = 0; m < b.n_mat; ++m) {
+                qa::cf* h = &b.H[static_cast<size_t>(m) * nr * nt];
+                for (int r = 0; r < nr; ++r)
+                    for (int c = 0; c < nt; ++c) {
+                        if (m % 3 == 0)
+                            h[r * nt + c] = 0.0f; // all zeros
+                        else if (m % 3 == 1 && c == 2)
+                            h[r * nt + c] = h[r * nt + 1]; // equal columns
+                        else if (m % 3 == 2 && c == 3)
+                            h[r * nt + c] = 0.0f; // one dead stream
+                    }
+            }
+            auto gpu = make_psd(nt, nr, mod, "cuda", {}, sorted_qr);
+            std::vector<uint8_t> g;
+            ASSERT_NO_THROW(g = qa::run_bits(*gpu, b)) << to_string(mod);
+            ASSERT_EQ(g.size(), b.bits.size());
+            for (uint8_t x : g)
+                ASSERT_LE(x, 1) << to_string(mod);
+            // Still a least-squares minimiser up to the rounding of the rank-deficient QR.
+            auto cpu = make_psd(nt, nr, mod, "cpu", {}, sorted_qr);
+            EXPECT_EQ(qa::count_non_ml(b, g, qa::run_bits(*cpu, b), 1e-6), 0)
+                << to_string(mod);
+        }
+}
+
+TEST(gpu_psd, buffers_are_reused_across_batch_sizes)
+{
+    SKIP_WITHOUT_GPU();
+    const auto mod = modulation::qam16;
+    auto gpu = make_psd(4, 4, mod, "cuda");
+    auto cpu = make_psd(4, 4, mod, "cpu");
+    const auto mid = qa::make_batch(4, 4, mod, 3000, 7, 0.0, 30.0, 801);
+    const auto small = qa::make_batch(4, 4, mod, 5, 2, 0.0, 30.0, 802);
+    const auto large = qa::make_batch(4, 4, mod, 20000, 7, 0.0, 30.0, 803);
+    // Grow, shrink (buffers kept), grow past the first size, then repeat: every answer
+    // must be the CPU's and a repeated batch must give identical bits.
+    const auto g_mid = qa::run_bits(*gpu, mid);
+    const auto g_small = qa::run_bits(*gpu, small);
+    const auto g_large = qa::run_bits(*gpu, large);
+    const auto g_mid2 = qa::run_bits(*gpu, mid);
+    const auto g_small2 = qa::run_bits(*gpu, small);
+    EXPECT_EQ(g_mid, g_mid2);
+    EXPECT_EQ(g_small, g_small2);
+    const std::pair<const qa::batch*, const std::vector<uint8_t>*> runs[] = {
+        { &mid, &g_mid }, { &small, &g_small }, { &large, &g_large }
+    };
+    for (const auto& r : runs) {
+        const auto c = qa::run_bits(*cpu, *r.first);
+        EXPECT_EQ(qa::count_non_ml(*r.first, *r.second, c, 1e-9), 0);
+        EXPECT_EQ(qa::count_non_ml(*r.first, c, *r.second, 1e-9), 0);
+    }
+    // kernel_seconds re-runs the last batch's kernels.
+    EXPECT_GT(gpu->kernel_seconds(2), 0.0);
+}
+
+TEST(gpu_psd, stats_match_cpu)
+{
+    SKIP_WITHOUT_GPU();
+    const auto b = qa::make_batch(4, 4, modulation::qam16, 30, 7, 5.0, 25.0, 901);
+    for (const auto& s : sets_for(4, modulation::qam16)) {
+        auto gpu = make_psd(4, 4, modulation::qam16, "cuda", s.params);
+        auto cpu = make_psd(4, 4, modulation::qam16, "cpu", s.params);
+        std::vector<uint8_t> out(b.bits.size());
+        std::vector<vector_stats> sg(210), sc(210);
+        gpu->detect_bits(
+            b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), sg.data());
+        cpu->detect_bits(
+            b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), sc.data());
+        for (int v = 0; v < 210; ++v) {
+            EXPECT_EQ(sg[v].expanded, sc[v].expanded) << s.name << " vector " << v;
+            EXPECT_EQ(sg[v].evaluated, sc[v].evaluated) << s.name << " vector " << v;
+        }
+        // Null stats are fine too.
+        gpu->detect_bits(
+            b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), nullptr);
+    }
+}
+
+TEST(gpu_psd, configuration_and_interface)
+{
+    SKIP_WITHOUT_GPU();
+    // Hard output only.
+    auto gpu = make_psd(2, 2, modulation::qpsk, "cuda");
+    EXPECT_FALSE(gpu->soft());
+    const auto b = qa::make_batch(2, 2, modulation::qpsk, 4, 2, 20.0, 20.0, 1001);
+    EXPECT_THROW(qa::run_llr(*gpu, b), std::logic_error);
+    // "auto" picks the GPU where it can.
+    EXPECT_EQ(make_psd(4, 4, modulation::qam16, "auto")->backend(), "cuda");
+    // An intermediate buffer beyond the block sort (8^5 = 32768 > 12288 entries): "cuda"
+    // refuses with a message, "auto" falls back to the CPU.
+    const psd_params big{ { 9, 4, 1 }, { 1, 1 } };
+    EXPECT_THROW(make_psd(4, 4, modulation::qam64, "cuda", big), std::invalid_argument);
+    EXPECT_EQ(make_psd(4, 4, modulation::qam64, "auto", big)->backend(), "cpu");
+    // The parameter rules are the shared ones (psd_params.h).
+    const psd_params bad{ { 5, 2, 1 }, { 2, 4 } }; // exp_0 must be 1
+    EXPECT_THROW(make_psd(2, 2, modulation::qpsk, "cuda", bad), std::invalid_argument);
+    EXPECT_THROW(make_psd(2, 2, modulation::qpsk, "auto", bad), std::invalid_argument);
+}
+
+namespace {
+
+//! Sets MIMODET_PSD_KERNEL (read when a CUDA PSD is made) for one scope.
+class kernel_override
+{
+public:
+    explicit kernel_override(const char* variant)
+    {
+        const char* old = std::getenv(k_name);
+        d_had = old != nullptr;
+        if (d_had)
+            d_old = old;
+        ::setenv(k_name, variant, 1);
+    }
+    ~kernel_override()
+    {
+        if (d_had)
+            ::setenv(k_name, d_old.c_str(), 1);
+        else
+            ::unsetenv(k_name);
+    }
+    kernel_override(const kernel_override&) = delete;
+    kernel_override& operator=(const kernel_override&) = delete;
+
+private:
+    static constexpr const char* k_name = "MIMODET_PSD_KERNEL";
+    bool d_had = false;
+    std::string d_old;
+};
+
+//! Bits and node counts of the CUDA PSD with the variant forced.
+void run_variant(const char* variant,
+                 const qa::batch& b,
+                 const psd_params& p,
+                 std::vector<uint8_t>& bits,
+                 std::vector<vector_stats>& stats)
+{
+    const kernel_override force(variant);
+    auto gpu = make_psd(b.n_tx, b.n_rx, b.mod, "cuda", p);
+    ASSERT_EQ(gpu->backend(), "cuda") << variant;
+    bits.assign(b.bits.size(), 0);
+    stats.assign(static_cast<size_t>(b.n_mat) * b.n_sym, vector_stats{});
+    gpu->detect_bits(b.H.data(),
+                     b.y.data(),
+                     b.n_mat,
+                     b.n_sym,
+                     b.noise_var.data(),
+                     bits.data(),
+                     stats.data());
+}
+
+} // namespace
+
+TEST(gpu_psd, warp_kernel_matches_block_kernel_and_cpu)
+{
+    SKIP_WITHOUT_GPU();
+    // Sets whose levels fit the warp kernel (sorted levels <= 512 entries): every warp
+    // instantiation (32 x 1, 2, 4 rank sort; 32 x 8, 16 merge sort) and leaf-only
+    // trees. Warp and block kernels run the same traversal on the same R: identical
+    // bits and node counts; both are checked against the CPU as above.
+    struct cse {
+        int nt;
+        modulation mod;
+        psd_params p;
+        int n_mat;
+    };
+    const cse cases[] = {
+        { 2, modulation::qpsk, {}, 3000 },                                    // leaf only
+        { 2, modulation::qam16, {}, 3000 },                                   // leaf 256
+        { 2, modulation::qam64, {}, 3000 },                                   // 64 (x 2)
+        { 2, modulation::qam64, { { 5, 2, 1 }, { 1, 4 } }, 2000 },            // 512 (x 16)
+        { 4, modulation::qpsk, {}, 3000 },                                    // 4, leaf 64
+        { 4, modulation::qpsk, { { 9, 8, 3, 1 }, { 1, 2, 7 } }, 3000 },       // 2, 64
+        { 4, modulation::qam16, {}, 3000 },                                   // 64 (x 2)
+        { 4, modulation::qam16, { { 9, 6, 4, 1 }, { 1, 4, 2 } }, 3000 },      // Table 2 cfg 4
+        { 4, modulation::qam16, { { 9, 8, 6, 4, 1 }, { 1, 4, 8, 1 } }, 2000 }, // 128 (x 4)
+        { 4, modulation::qam64, {}, 500 },                                    // 256 (x 8)
+        { 4, modulation::qam64, { { 9, 6, 4, 3, 1 }, { 1, 8, 16, 2 } }, 500 }, // 512 (x 16)
+        { 8, modulation::qpsk, core::psd_cpu_tuned(8), 300 },                 // 16 levels
+    };
+    uint64_t seed = 1100;
+    for (const auto& c : cases) {
+        const auto b = qa::make_batch(c.nt, c.nt, c.mod, c.n_mat, 7, 0.0, 30.0, ++seed);
+        const std::string what =
+            name(c.nt, c.nt, c.mod, c.p.lvl.empty() ? "preset" : core::psd_to_string(c.p.lvl), 0);
+        std::vector<uint8_t> wb, bb;
+        std::vector<vector_stats> ws, bs;
+        run_variant("warp", b, c.p, wb, ws);
+        run_variant("block", b, c.p, bb, bs);
+        EXPECT_EQ(wb, bb) << what << ": warp and block bits differ";
+        size_t differ = 0;
+        for (size_t v = 0; v < ws.size(); ++v)
+            differ += ws[v].expanded != bs[v].expanded || ws[v].evaluated != bs[v].evaluated;
+        EXPECT_EQ(differ, 0u) << what << ": warp and block node counts differ";
+        {
+            const kernel_override force("warp");
+            expect_same_as_cpu(b, c.p, -1, what + " [warp]");
+            if (c.nt <= 2 || c.mod == modulation::qpsk)
+                expect_ml(b, c.p, -1, what + " [warp]");
+        }
+    }
+    // Sorted QR through the warp kernel.
+    const auto b = qa::make_batch(4, 4, modulation::qam16, 2000, 7, 0.0, 30.0, 1199);
+    const kernel_override force("warp");
+    expect_same_as_cpu(b, {}, 1, name(4, 4, modulation::qam16, "preset [warp]", 1));
+}
+
+TEST(gpu_psd, warp_kernel_stats_and_odd_shapes)
+{
+    SKIP_WITHOUT_GPU();
+    const kernel_override force("warp");
+    // Exact node counts per vector.
+    const auto b = qa::make_batch(4, 4, modulation::qam16, 30, 7, 5.0, 25.0, 1201);
+    auto gpu = make_psd(4, 4, modulation::qam16, "cuda");
+    auto cpu = make_psd(4, 4, modulation::qam16, "cpu");
+    std::vector<uint8_t> out(b.bits.size());
+    std::vector<vector_stats> sg(210), sc(210);
+    gpu->detect_bits(b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), sg.data());
+    cpu->detect_bits(b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), sc.data());
+    for (int v = 0; v < 210; ++v) {
+        EXPECT_EQ(sg[v].expanded, sc[v].expanded) << "vector " << v;
+        EXPECT_EQ(sg[v].evaluated, sc[v].evaluated) << "vector " << v;
+    }
+    // Fewer vectors than warps of a block, ragged sizes, several chunks.
+    struct shape {
+        int n_mat, n_sym;
+    };
+    const shape shapes[] = { { 1, 1 }, { 1, 3 }, { 37, 3 }, { 100003, 1 } };
+    uint64_t seed = 1210;
+    for (const auto& s : shapes) {
+        const auto bs =
+            qa::make_batch(4, 4, modulation::qam16, s.n_mat, s.n_sym, 0.0, 30.0, ++seed);
+        expect_same_as_cpu(bs,
+                           {},
+                           -1,
+                           "4x4 16qam [warp] n_mat=" + std::to_string(s.n_mat) +
+                               " n_sym=" + std::to_string(s.n_sym));
+    }
+    // Singular channels: valid bits, still a least-squares minimiser.
+    auto sb = qa::make_batch(4, 4, modulation::qam16, 60, 7, 10.0, 10.0, 1220);
+    for (int m = 0; m < sb.n_mat; ++m)
+        for (int r = 0; r < 4; ++r)
+            for (int c = 0; c < 4; ++c)
+                if (m % 2 == 0 || c == 3)
+                    sb.H[static_cast<size_t>(m) * 16 + r * 4 + c] = 0.0f;
+    const auto g = qa::run_bits(*make_psd(4, 4, modulation::qam16, "cuda"), sb);
+    for (uint8_t x : g)
+        ASSERT_LE(x, 1);
+    EXPECT_EQ(qa::count_non_ml(sb, g, qa::run_bits(*cpu, sb), 1e-6), 0);
+}
+
+TEST(gpu_psd, kernel_variant_selection)
+{
+    SKIP_WITHOUT_GPU();
+    // Table 2 configuration 6 sorts 12288 entries: beyond the warp kernel. Forced warp:
+    // "cuda" refuses, "auto" falls back to the CPU; forced block and the automatic choice
+    // (block) run it and match the CPU.
+    const psd_params cfg6 = [] {
+        for (const auto& s : core::psd_table2_configurations())
+            if (s.name == "table2-config6")
+                return s.params;
+        return psd_params{};
+    }();
+    ASSERT_FALSE(cfg6.lvl.empty());
+    const auto b = qa::make_batch(4, 4, modulation::qam64, 200, 7, 0.0, 30.0, 1301);
+    {
+        const kernel_override force("warp");
+        EXPECT_THROW(make_psd(4, 4, modulation::qam64, "cuda", cfg6), std::invalid_argument);
+        EXPECT_EQ(make_psd(4, 4, modulation::qam64, "auto", cfg6)->backend(), "cpu");
+        // A large leaf (8192 entries) is the block's by default, but runs when forced.
+        const psd_params big_leaf{ { 9, 7, 1 }, { 1, 2 } };
+        const auto bl = qa::make_batch(4, 4, modulation::qam16, 300, 7, 0.0, 30.0, 1302);
+        expect_same_as_cpu(bl, big_leaf, -1, "4x4 16qam {9, 7, 1} [warp]");
+    }
+    {
+        const kernel_override force("block");
+        expect_same_as_cpu(b, cfg6, -1, "4x4 64qam table2-config6 [block]");
+        expect_same_as_cpu(b, {}, -1, "4x4 64qam preset [block]");
+    }
+    {
+        const kernel_override force("auto");
+        expect_same_as_cpu(b, cfg6, -1, "4x4 64qam table2-config6 [auto]");
+    }
+    {
+        const kernel_override force("bogus");
+        EXPECT_THROW(make_psd(4, 4, modulation::qpsk, "cuda"), std::invalid_argument);
+    }
+}

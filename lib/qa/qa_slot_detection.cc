@@ -1,0 +1,204 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Slot detection: grouping of subcarriers by data-symbol count, gather/scatter order
+// (a noiseless slot through every detector gives back the transmitted bits), LLR signs,
+// and the rejection of unusable inputs.
+
+#include "slot_detection.h"
+#include <gnuradio/mimodet/constellation.h>
+#include <gnuradio/mimodet/detector.h>
+#include <gnuradio/mimodet/lte_grid.h>
+#include <gtest/gtest.h>
+#include <cmath>
+#include <complex>
+#include <random>
+#include <set>
+#include <vector>
+
+using namespace gr::mimodet;
+using cf = std::complex<float>;
+
+namespace {
+
+struct test_slot {
+    std::vector<uint8_t> bits;             //!< n_data * n_tx * q, slot order
+    std::vector<std::vector<cf>> y;        //!< [n_rx][7 * n_sc]
+    std::vector<cf> H;                     //!< [(k * n_rx + r) * n_tx + t]
+};
+
+//! Framer-equivalent mapping of random bits onto the ports' grids, through a random
+//! frequency-selective channel (independent per subcarrier), with no noise.
+test_slot make_slot(const lte_grid& grid, int ns, int n_rx, modulation mod, unsigned seed)
+{
+    const int n_tx = grid.n_ports(), n_sc = grid.numerology().n_sc;
+    const auto& c = constellation::get(mod);
+    const int q = c.bits_per_symbol();
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> g(0.0f, std::sqrt(0.5f));
+    std::bernoulli_distribution b;
+    test_slot s;
+    const auto& data = grid.data_elements(ns);
+    s.bits.resize(data.size() * n_tx * q);
+    for (auto& v : s.bits)
+        v = b(rng);
+    std::vector<std::vector<cf>> x(n_tx, std::vector<cf>(7 * n_sc, cf(0, 0)));
+    for (size_t j = 0; j < data.size(); ++j)
+        for (int t = 0; t < n_tx; ++t) {
+            int label = 0;
+            for (int i = 0; i < q; ++i)
+                label = (label << 1) | s.bits[(j * n_tx + t) * q + i];
+            x[t][data[j]] = cf(c.points()[label]);
+        }
+    for (int t = 0; t < n_tx; ++t)
+        for (int re : grid.crs_elements(ns, t))
+            x[t][re] = grid.crs_value(ns, t, re / n_sc, re % n_sc);
+    s.H.resize(static_cast<size_t>(n_sc) * n_rx * n_tx);
+    for (auto& h : s.H)
+        h = cf(g(rng), g(rng));
+    s.y.assign(n_rx, std::vector<cf>(7 * n_sc, cf(0, 0)));
+    for (int r = 0; r < n_rx; ++r)
+        for (int i = 0; i < 7 * n_sc; ++i)
+            for (int t = 0; t < n_tx; ++t)
+                s.y[r][i] += s.H[((i % n_sc) * n_rx + r) * n_tx + t] * x[t][i];
+    return s;
+}
+
+std::vector<const cf*> ptrs(const test_slot& s)
+{
+    std::vector<const cf*> p;
+    for (const auto& v : s.y)
+        p.push_back(v.data());
+    return p;
+}
+
+detector::sptr make_det(const std::string& alg, int n_tx, int n_rx, modulation mod)
+{
+    detector_config cfg;
+    cfg.algorithm = alg;
+    cfg.n_tx = n_tx;
+    cfg.n_rx = n_rx;
+    cfg.mod = mod;
+    cfg.threads = 1;
+    return detector::make(cfg);
+}
+
+} // namespace
+
+TEST(slot_detection, groups_cover_every_data_element_once)
+{
+    const auto num = lte_numerology::from_bandwidth(3);
+    for (int n_tx : { 1, 2, 4 }) {
+        lte_grid grid(num, n_tx, 5);
+        core::slot_detection sd(grid, 4, make_det("mmse", n_tx, 4, modulation::qpsk));
+        for (int ns = 0; ns < 20; ++ns) {
+            const auto& data = grid.data_elements(ns);
+            std::set<int> pos, sc;
+            size_t n = 0;
+            for (const auto& g : sd.groups(ns)) {
+                ASSERT_GT(g.n_sym, 0);
+                ASSERT_EQ(g.re.size(), g.sc.size() * g.n_sym);
+                ASSERT_EQ(g.pos.size(), g.re.size());
+                for (size_t m = 0; m < g.sc.size(); ++m) {
+                    EXPECT_TRUE(sc.insert(g.sc[m]).second) << "subcarrier in two groups";
+                    for (int s = 0; s < g.n_sym; ++s) {
+                        const size_t i = m * g.n_sym + s;
+                        EXPECT_EQ(g.re[i] % num.n_sc, g.sc[m]);
+                        EXPECT_EQ(data[g.pos[i]], g.re[i]);
+                        if (s > 0) // symbols of a subcarrier in time order
+                            EXPECT_GT(g.re[i], g.re[i - 1]);
+                        pos.insert(g.pos[i]);
+                    }
+                }
+                n += g.re.size();
+            }
+            EXPECT_EQ(n, data.size());
+            EXPECT_EQ(pos.size(), data.size());
+            EXPECT_EQ(sd.values_per_slot(ns), data.size() * n_tx * 2);
+        }
+        // Slot 0 carries PSS/SSS: fewer data elements than slot 1.
+        EXPECT_LT(sd.values_per_slot(0), sd.values_per_slot(1));
+        EXPECT_EQ(sd.max_values_per_slot(), sd.values_per_slot(1));
+    }
+}
+
+TEST(slot_detection, noiseless_round_trip_every_algorithm)
+{
+    const auto num = lte_numerology::from_bandwidth(1.4);
+    struct setup {
+        int n_tx, n_rx;
+        modulation mod;
+    };
+    for (const setup& su : { setup{ 2, 2, modulation::qam64 }, setup{ 4, 4, modulation::qam16 },
+                             setup{ 1, 2, modulation::qpsk } }) {
+        lte_grid grid(num, su.n_tx, 17);
+        for (const auto& alg : algorithms()) {
+            if (alg == "ml" && su.n_tx == 4)
+                continue; // 65536 candidates per vector: slow, and covered by 2x2
+            core::slot_detection sd(grid, su.n_rx, make_det(alg, su.n_tx, su.n_rx, su.mod));
+            for (int ns : { 0, 1, 10, 13 }) {
+                const auto s = make_slot(grid, ns, su.n_rx, su.mod, 100 + ns);
+                const auto p = ptrs(s);
+                // noise_var tiny: the regularised MMSE is then unbiased enough too.
+                ASSERT_EQ(sd.check(ns, p.data(), s.H.data(), 1e-6f), "");
+                std::vector<uint8_t> bits(sd.values_per_slot(ns), 7);
+                sd.detect_bits(ns, p.data(), s.H.data(), 1e-6f, bits.data());
+                EXPECT_EQ(bits, s.bits) << alg << " " << su.n_tx << "x" << su.n_rx
+                                        << " slot " << ns;
+                if (!sd.det().soft())
+                    continue;
+                std::vector<float> llr(sd.values_per_slot(ns), NAN);
+                sd.detect_llr(ns, p.data(), s.H.data(), 1e-6f, llr.data());
+                size_t wrong = 0;
+                for (size_t i = 0; i < llr.size(); ++i)
+                    wrong += (llr[i] < 0) != (s.bits[i] == 1);
+                EXPECT_EQ(wrong, 0u) << alg << " LLR signs, slot " << ns;
+            }
+        }
+    }
+}
+
+TEST(slot_detection, hard_detector_refuses_llr)
+{
+    const auto num = lte_numerology::from_bandwidth(1.4);
+    lte_grid grid(num, 2, 0);
+    core::slot_detection sd(grid, 2, make_det("psd", 2, 2, modulation::qam16));
+    const auto s = make_slot(grid, 2, 2, modulation::qam16, 1);
+    const auto p = ptrs(s);
+    std::vector<float> llr(sd.values_per_slot(2));
+    EXPECT_THROW(sd.detect_llr(2, p.data(), s.H.data(), 0.1f, llr.data()), std::logic_error);
+}
+
+TEST(slot_detection, unusable_inputs_are_rejected)
+{
+    const auto num = lte_numerology::from_bandwidth(1.4);
+    lte_grid grid(num, 2, 0);
+    core::slot_detection sd(grid, 2, make_det("mmse", 2, 2, modulation::qpsk));
+    auto s = make_slot(grid, 4, 2, modulation::qpsk, 3);
+    auto p = ptrs(s);
+    std::vector<uint8_t> bits(sd.values_per_slot(4));
+    EXPECT_EQ(sd.check(4, p.data(), s.H.data(), 0.1f), "");
+    EXPECT_NE(sd.check(4, p.data(), s.H.data(), 0.0f), "");
+    EXPECT_NE(sd.check(4, p.data(), s.H.data(), -1.0f), "");
+    EXPECT_NE(sd.check(4, p.data(), s.H.data(), NAN), "");
+    EXPECT_NE(sd.check(4, p.data(), s.H.data(), INFINITY), "");
+    EXPECT_NE(sd.check(20, p.data(), s.H.data(), 0.1f), "");
+    EXPECT_THROW(sd.detect_bits(4, p.data(), s.H.data(), NAN, bits.data()),
+                 std::invalid_argument);
+    s.H[17] = cf(NAN, 0);
+    EXPECT_NE(sd.check(4, p.data(), s.H.data(), 0.1f), "");
+    s.H[17] = cf(1, 0);
+    s.y[1][grid.data_elements(4)[5]] = cf(0, INFINITY);
+    EXPECT_NE(sd.check(4, p.data(), s.H.data(), 0.1f), "");
+    // A NaN outside the data elements (a CRS) does not matter to the detector.
+    s.y[1][grid.data_elements(4)[5]] = cf(0, 0);
+    s.y[0][grid.crs_elements(4, 0)[0]] = cf(NAN, 0);
+    EXPECT_EQ(sd.check(4, p.data(), s.H.data(), 0.1f), "");
+    // Antenna counts must match the detector's.
+    EXPECT_THROW(core::slot_detection(grid, 4, make_det("mmse", 2, 2, modulation::qpsk)),
+                 std::invalid_argument);
+}

@@ -1,0 +1,46 @@
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <gnuradio/block.h>
+#include <gnuradio/mimodet/mimo_detector.h>
+
+namespace py = pybind11;
+using namespace gr::mimodet;
+
+void bind_mimo_detector(py::module& m)
+{
+    py::class_<mimo_detector, gr::block, gr::basic_block, std::shared_ptr<mimo_detector>>(
+        m,
+        "mimo_detector",
+        "MIMO detector of the slot chain: n_rx grids + H + noise_var -> bits (uint8) or "
+        "LLRs (float, soft_output), n_data(ns)*n_tx*q per slot; see docs/SLOT_LAYOUT.md. "
+        "Algorithm parameters as in mimodet.detector(): lvl, exp (PSD), T (FSD/SFSD), "
+        "niter (SFSD), sorted_qr (PSD/MTT), llr_clip, threads.")
+        .def(py::init(&mimo_detector::make),
+             py::arg("algorithm"),
+             py::arg("bandwidth_mhz"),
+             py::arg("n_tx"),
+             py::arg("n_rx"),
+             py::arg("modulation") = "16qam",
+             py::arg("cell_id") = 0,
+             py::arg("backend") = "cpu",
+             py::arg("soft_output") = false,
+             py::arg("lvl") = std::vector<int>(),
+             py::arg("exp") = std::vector<int>(),
+             py::arg("T") = -1,
+             py::arg("niter") = -1,
+             py::arg("sorted_qr") = -1,
+             py::arg("llr_clip") = 0.0f,
+             py::arg("threads") = 0)
+        .def("items_per_slot", &mimo_detector::items_per_slot, py::arg("ns"))
+        .def("backend", &mimo_detector::backend)
+        .def("slots_processed", &mimo_detector::slots_processed)
+        .def("bad_slots", &mimo_detector::bad_slots)
+        .def("untagged_slots", &mimo_detector::untagged_slots);
+}

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-mimodet developers.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""QA of the mimo_detector block: test grids built with numpy from mimodet.lte_grid and the
+36.211 constellations (the framer's mapping of docs/SLOT_LAYOUT.md), a known H per
+subcarrier, and the detector block's bits/LLRs against the transmitted bits."""
+
+import numpy as np
+import pmt
+from gnuradio import blocks, gr, gr_unittest
+
+from gnuradio import mimodet
+
+MODS = {"qpsk": 2, "16qam": 4, "64qam": 6}
+HARD = ("psd", "fsd")
+
+
+def map_bits(grid, ns, bits, mod):
+    """The framer's mapping: data element j carries on port t the symbol of bits
+    [(j n_tx + t) q, (j n_tx + t + 1) q); each port its CRS. Returns x (n_tx, 7*n_sc)."""
+    num = grid.numerology()
+    n_tx, n_sc, q = grid.n_ports(), num.n_sc, MODS[mod]
+    pts = mimodet.constellation_points(mimodet.parse_modulation(mod))
+    data = np.array(grid.data_elements(ns))
+    labels = (bits.reshape(len(data), n_tx, q) << np.arange(q - 1, -1, -1)).sum(axis=2)
+    x = np.zeros((n_tx, 7 * n_sc), np.complex64)
+    x[:, data] = pts[labels].T
+    for t in range(n_tx):
+        for re in grid.crs_elements(ns, t):
+            x[t, re] = grid.crs_value(ns, t, re // n_sc, re % n_sc)
+    return x
+
+
+def add_noise(rng, y, nv):
+    n = np.sqrt(nv / 2) * (rng.standard_normal(y.shape) + 1j * rng.standard_normal(y.shape))
+    return (y + n).astype(np.complex64)
+
+
+def make_slot(rng, grid, ns, n_rx, mod, nv):
+    """Random bits of slot ns mapped as the framer does; returns bits, y (n_rx, 7*n_sc),
+    H (n_sc, n_rx, n_tx) i.i.d. CN(0,1) per subcarrier."""
+    num = grid.numerology()
+    n_tx, n_sc = grid.n_ports(), num.n_sc
+    bits = rng.integers(0, 2, size=len(grid.data_elements(ns)) * n_tx * MODS[mod]).astype(np.uint8)
+    x = map_bits(grid, ns, bits, mod)
+    H = ((rng.standard_normal((n_sc, n_rx, n_tx)) + 1j * rng.standard_normal((n_sc, n_rx, n_tx)))
+         / np.sqrt(2)).astype(np.complex64)
+    y = np.einsum("krt,tlk->rlk", H, x.reshape(n_tx, 7, n_sc)).reshape(n_rx, -1)
+    return bits, add_noise(rng, y, nv), H
+
+
+def run_detector(det, mhz, n_rx, ys, Hs, nvs, slots, soft, tagged=True):
+    """Flowgraph: n_rx grid sources + H + noise_var -> det -> sink. Returns data, tags."""
+    num = mimodet.lte_numerology.from_bandwidth(mhz)
+    tb = gr.top_block()
+    tags = [gr.tag_utils.python_to_tag((i, pmt.intern("slot"), pmt.from_long(ns)))
+            for i, ns in enumerate(slots)] if tagged else []
+    for r in range(n_rx):
+        src = blocks.vector_source_c(np.concatenate([y[r] for y in ys]).tolist(), False,
+                                     7 * num.n_sc, tags if r == 0 else [])
+        tb.connect(src, (det, r))
+    h_src = blocks.vector_source_c(np.concatenate([H.ravel() for H in Hs]).tolist(), False,
+                                   Hs[0].size)
+    nv_src = blocks.vector_source_f([float(v) for v in nvs], False)
+    tb.connect(h_src, (det, n_rx))
+    tb.connect(nv_src, (det, n_rx + 1))
+    snk = blocks.vector_sink_f() if soft else blocks.vector_sink_b()
+    tb.connect(det, snk)
+    tb.run()
+    return np.array(snk.data()), snk.tags()
+
+
+class qa_mimo_detector(gr_unittest.TestCase):
+    def setUp(self):
+        self.rng = np.random.default_rng(77)
+
+    def chain(self, alg, n_tx, n_rx, mod, slots, snr_db=None, soft=False, mhz=1.4, cell_id=9,
+              nv_override=None, **params):
+        num = mimodet.lte_numerology.from_bandwidth(mhz)
+        grid = mimodet.lte_grid(num, n_tx, cell_id)
+        nv = 1e-6 if snr_db is None else mimodet.snr_to_noise_var(snr_db, n_tx)
+        gen = [make_slot(self.rng, grid, ns, n_rx, mod, 0.0 if snr_db is None else nv)
+               for ns in slots]
+        nvs = [nv] * len(slots) if nv_override is None else nv_override
+        det = mimodet.mimo_detector(alg, mhz, n_tx, n_rx, mod, cell_id, "cpu", soft, **params)
+        out, tags = run_detector(det, mhz, n_rx, [g[1] for g in gen], [g[2] for g in gen], nvs,
+                                 slots, soft)
+        bits = [g[0] for g in gen]
+        # One slot tag at the start of every slot's output, with its ns.
+        starts = np.cumsum([0] + [len(b) for b in bits[:-1]])
+        self.assertEqual([t.offset for t in tags], list(starts))
+        self.assertEqual([pmt.to_long(t.value) for t in tags], list(slots))
+        for ns, b in zip(slots, bits):
+            self.assertEqual(det.items_per_slot(ns), len(b))
+        return out, bits, det
+
+    def test_001_exact_bits_every_algorithm(self):
+        # Noiseless grids with known H: every algorithm gives back the bits, slot 0
+        # (PSS/SSS, fewer data elements) and 10 included.
+        slots = [0, 1, 2, 10, 11]
+        for n_tx, n_rx, mod in ((2, 2, "64qam"), (4, 4, "16qam")):
+            for alg in mimodet.algorithms():
+                if alg == "ml" and n_tx == 4:
+                    continue  # 65536 candidates per vector: slow; covered at 2x2
+                out, bits, det = self.chain(alg, n_tx, n_rx, mod, slots)
+                np.testing.assert_array_equal(out, np.concatenate(bits),
+                                              err_msg="%s %dx%d" % (alg, n_tx, n_rx))
+                self.assertEqual(det.bad_slots(), 0)
+                self.assertEqual(det.slots_processed(), len(slots))
+
+    def test_002_high_snr_bits(self):
+        # 35 dB with the noise: the near-ML detectors still make no error.
+        for alg in ("psd", "fsd", "sfsd", "mtt", "ml"):
+            out, bits, _ = self.chain(alg, 2, 2, "16qam", [3, 4, 5], snr_db=35)
+            np.testing.assert_array_equal(out, np.concatenate(bits), err_msg=alg)
+
+    def test_003_llr_signs(self):
+        # Noiseless grids: every soft detector's LLR signs are the transmitted bits.
+        slots = [0, 1, 6]
+        for n_tx, n_rx, mod in ((2, 2, "64qam"), (4, 4, "16qam")):
+            for alg in ("sfsd", "mtt", "mmse", "zf", "ml"):
+                if alg == "ml" and n_tx == 4:
+                    continue
+                llr, bits, _ = self.chain(alg, n_tx, n_rx, mod, slots, soft=True,
+                                          llr_clip=50.0)
+                ref = np.concatenate(bits)
+                self.assertEqual(len(llr), len(ref))
+                np.testing.assert_array_equal((llr < 0).astype(np.uint8), ref,
+                                              err_msg="%s %dx%d" % (alg, n_tx, n_rx))
+                self.assertLessEqual(np.max(np.abs(llr)), 50.0 + 1e-3)
+                self.assertGreater(np.min(np.abs(llr)), 0.0)
+
+    def test_004_llr_signs_match_bit_output(self):
+        # At 15 dB (errors happen): soft_output=False gives exactly the LLR signs.
+        for alg in ("sfsd", "mtt", "mmse", "zf"):
+            self.rng = np.random.default_rng(5)
+            llr, ref, _ = self.chain(alg, 4, 4, "16qam", [0, 1], snr_db=15, soft=True)
+            self.rng = np.random.default_rng(5)
+            bits, _, _ = self.chain(alg, 4, 4, "16qam", [0, 1], snr_db=15, soft=False)
+            np.testing.assert_array_equal((llr < 0).astype(np.uint8), bits, err_msg=alg)
+            ber = np.mean(bits != np.concatenate(ref))
+            self.assertGreater(ber, 0.0)
+            self.assertLess(ber, 0.25)
+
+    def test_005_bad_slot_flagged(self):
+        # Slot 2 (second item) has a NaN noise_var, slot 3 a zero one: zeros out, counted,
+        # the other slots still decoded.
+        slots = [1, 2, 3, 4]
+        out, bits, det = self.chain("mmse", 2, 2, "qpsk", slots,
+                                    nv_override=[1e-6, float("nan"), 0.0, 1e-6])
+        offs = np.cumsum([0] + [len(b) for b in bits])
+        np.testing.assert_array_equal(out[offs[0]:offs[1]], bits[0])
+        self.assertTrue(np.all(out[offs[1]:offs[3]] == 0))
+        np.testing.assert_array_equal(out[offs[3]:offs[4]], bits[3])
+        self.assertEqual(det.bad_slots(), 2)
+        llr, bits, det = self.chain("sfsd", 2, 2, "qpsk", [5, 6], soft=True,
+                                    nv_override=[-1.0, 1e-6])
+        n0 = len(bits[0])
+        self.assertTrue(np.all(llr[:n0] == 0))
+        np.testing.assert_array_equal((llr[n0:] < 0).astype(np.uint8), bits[1])
+        self.assertEqual(det.bad_slots(), 1)
+
+    def test_006_nan_in_h(self):
+        num = mimodet.lte_numerology.from_bandwidth(1.4)
+        grid = mimodet.lte_grid(num, 2, 0)
+        gen = [make_slot(self.rng, grid, ns, 2, "16qam", 0.0) for ns in (7, 8)]
+        H0 = gen[0][2].copy()
+        H0[5, 1, 0] = np.nan
+        det = mimodet.mimo_detector("psd", 1.4, 2, 2, "16qam", 0)
+        out, _ = run_detector(det, 1.4, 2, [g[1] for g in gen], [H0, gen[1][2]], [1e-6, 1e-6],
+                              [7, 8], False)
+        n0 = len(gen[0][0])
+        self.assertTrue(np.all(out[:n0] == 0))
+        np.testing.assert_array_equal(out[n0:], gen[1][0])
+        self.assertEqual(det.bad_slots(), 1)
+
+    def test_007_untagged_slots_count_from_zero(self):
+        num = mimodet.lte_numerology.from_bandwidth(1.4)
+        grid = mimodet.lte_grid(num, 2, 4)
+        gen = [make_slot(self.rng, grid, ns, 2, "qpsk", 0.0) for ns in (0, 1, 2)]
+        det = mimodet.mimo_detector("fsd", 1.4, 2, 2, "qpsk", 4)
+        out, tags = run_detector(det, 1.4, 2, [g[1] for g in gen], [g[2] for g in gen],
+                                 [1e-6] * 3, [0, 1, 2], False, tagged=False)
+        np.testing.assert_array_equal(out, np.concatenate([g[0] for g in gen]))
+        self.assertEqual([pmt.to_long(t.value) for t in tags], [0, 1, 2])
+        self.assertEqual(det.untagged_slots(), 3)
+
+    def test_008_with_channel_estimator(self):
+        # estimator -> detector on a 30 dB flat-fading slot stream: no bit errors for PSD.
+        num = mimodet.lte_numerology.from_bandwidth(1.4)
+        n_tx = n_rx = 2
+        grid = mimodet.lte_grid(num, n_tx, 21)
+        nv = mimodet.snr_to_noise_var(30, n_tx)
+        slots = [0, 1, 2, 3]
+        bits, ys = [], []
+        for ns in slots:
+            b = self.rng.integers(0, 2, size=len(grid.data_elements(ns)) * n_tx * 4).astype(np.uint8)
+            Hf = ((self.rng.standard_normal((n_rx, n_tx))
+                   + 1j * self.rng.standard_normal((n_rx, n_tx))) / np.sqrt(2))
+            bits.append(b)
+            ys.append(add_noise(self.rng, Hf @ map_bits(grid, ns, b, "16qam"), nv))
+        tb = gr.top_block()
+        tags = [gr.tag_utils.python_to_tag((i, pmt.intern("slot"), pmt.from_long(ns)))
+                for i, ns in enumerate(slots)]
+        est = mimodet.channel_estimator(1.4, n_tx, n_rx, 21)
+        det = mimodet.mimo_detector("psd", 1.4, n_tx, n_rx, "16qam", 21)
+        snk = blocks.vector_sink_b()
+        for r in range(n_rx):
+            src = blocks.vector_source_c(np.concatenate([y[r] for y in ys]).tolist(), False,
+                                         7 * num.n_sc, tags if r == 0 else [])
+            tb.connect(src, (est, r))
+            tb.connect(src, (det, r))
+        tb.connect((est, 0), (det, n_rx))
+        tb.connect((est, 1), (det, n_rx + 1))
+        tb.connect(det, snk)
+        tb.run()
+        out = np.array(snk.data())
+        ref = np.concatenate(bits)
+        ber = np.mean(out != ref)
+        print("estimator -> psd, 2x2 16qam flat 30 dB: BER %.2e over %d bits" % (ber, len(ref)))
+        self.assertEqual(len(out), len(ref))
+        self.assertLess(ber, 1e-3)
+
+    def test_010_twenty_mhz(self):
+        # 172800 output items per slot: the block's rate keeps the input buffers small
+        # (with rate 1 the runtime asked for a 22 GB buffer).
+        out, bits, _ = self.chain("mmse", 4, 4, "64qam", [0, 1], mhz=20, threads=2)
+        np.testing.assert_array_equal(out, np.concatenate(bits))
+
+    def test_009_invalid_parameters(self):
+        with self.assertRaises(ValueError):
+            mimodet.mimo_detector("psd", 1.4, 2, 2, "16qam", 0, "cpu", True)  # hard + soft
+        with self.assertRaises(ValueError):
+            mimodet.mimo_detector("fsd", 1.4, 2, 2, "16qam", 0, soft_output=True)
+        with self.assertRaises(ValueError):
+            mimodet.mimo_detector("foo", 1.4, 2, 2, "16qam", 0)
+        with self.assertRaises(ValueError):
+            mimodet.mimo_detector("mmse", 2.0, 2, 2, "16qam", 0)
+        with self.assertRaises(ValueError):
+            mimodet.mimo_detector("mmse", 1.4, 4, 2, "16qam", 0)
+        with self.assertRaises(ValueError):
+            mimodet.mimo_detector("mmse", 1.4, 2, 2, "8psk", 0)
+        with self.assertRaises(ValueError):
+            mimodet.mimo_detector("psd", 1.4, 2, 2, "16qam", 0, lvl=[2, 1], exp=[1, 1])
+        det = mimodet.mimo_detector("sfsd", 1.4, 2, 2, "16qam", 0, soft_output=True, T=1,
+                                    niter=3, llr_clip=10.0, threads=1)
+        self.assertEqual(det.backend(), "cpu")
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_mimo_detector)
