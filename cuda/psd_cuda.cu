@@ -83,7 +83,12 @@ constexpr int k_psd_prep_threads = 128;           // matrices per preprocessing 
 constexpr double k_psd_inf = HUGE_VAL;            // host and device (k_psd_inf is not)
 constexpr int k_psd_warp = 32;                    // lanes of the warp variant
 constexpr int k_psd_warps_per_block = 4;          // most warps (vectors) per warp-variant block
-constexpr int k_psd_rank_sort_max_ipt = 4;        // warp variant: rank sort up to 128 entries
+// Warp variant: rank sort up to 32 * this many entries, cub::WarpMergeSort above. A
+// compile-time knob so the two can be timed against each other (docs/PERFORMANCE.md).
+#ifndef MIMODET_PSD_RANK_SORT_MAX_IPT
+#define MIMODET_PSD_RANK_SORT_MAX_IPT 4
+#endif
+constexpr int k_psd_rank_sort_max_ipt = MIMODET_PSD_RANK_SORT_MAX_IPT;
 
 // Explicitly rounded double operations: nvcc would otherwise contract a*b+c into an FMA
 // and the metrics would differ from the CPU's (and the host simulation's) in the last bit.
