@@ -39,7 +39,8 @@ detector_config make_config(const std::string& algorithm,
                             int niter,
                             int sorted_qr,
                             float llr_clip,
-                            int threads)
+                            int threads,
+                            bool llr_scaled)
 {
     lte_numerology::from_bandwidth(bandwidth_mhz); // throws for unknown bandwidths
     if (n_tx != 1 && n_tx != 2 && n_tx != 4)
@@ -61,6 +62,7 @@ detector_config make_config(const std::string& algorithm,
     cfg.sfsd_niter = niter;
     cfg.sorted_qr = sorted_qr;
     cfg.llr_clip = llr_clip;
+    cfg.llr_scaled = llr_scaled;
     const auto& names = algorithms();
     if (std::find(names.begin(), names.end(), algorithm) == names.end())
         throw std::invalid_argument("mimodet: mimo_detector: unknown algorithm '" +
@@ -106,7 +108,8 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
                                         int niter,
                                         int sorted_qr,
                                         float llr_clip,
-                                        int threads)
+                                        int threads,
+                                        bool llr_scaled)
 {
     const detector_config cfg = make_config(algorithm,
                                             bandwidth_mhz,
@@ -121,7 +124,8 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
                                             niter,
                                             sorted_qr,
                                             llr_clip,
-                                            threads);
+                                            threads,
+                                            llr_scaled);
     return gnuradio::make_block_sptr<mimo_detector_impl>(cfg, bandwidth_mhz, cell_id, soft_output);
 }
 

@@ -8,7 +8,7 @@ MIMODET_BUILD=${MIMODET_BUILD:-$MIMODET_ROOT/build}
 MIMODET_PYTHON=${MIMODET_PYTHON:-/usr/bin/python3}
 
 MIMODET_DEBS="cmake make g++ git gnuradio-dev libeigen3-dev pybind11-dev python3-numpy
-  libgtest-dev libspdlog-dev libfmt-dev libvolk2-dev file"
+  libgtest-dev libspdlog-dev libfmt-dev libvolk2-dev python3-matplotlib file"
 
 mimodet_install_deps() {
   local missing=() p

@@ -288,6 +288,16 @@ void detector::detect_llr(const cf* H,
     if (!llr)
         throw std::invalid_argument("mimodet: null output buffer");
     run(H, y, n_mat, n_sym, noise_var, nullptr, llr, stats);
+    if (!d_cfg.llr_scaled) {
+        // One place for every algorithm and backend: undo the 1/noise_var scaling.
+        const size_t per_mat = n_sym * static_cast<size_t>(bits_per_vector());
+        for (size_t m = 0; m < n_mat; ++m) {
+            float* l = llr + m * per_mat;
+            const float nv = noise_var[m];
+            for (size_t i = 0; i < per_mat; ++i)
+                l[i] *= nv;
+        }
+    }
 }
 
 namespace core {

@@ -16,6 +16,7 @@ _PARAMS = {
     "niter": "sfsd_niter",
     "sorted_qr": "sorted_qr",
     "llr_clip": "llr_clip",
+    "llr_scaled": "llr_scaled",
     "threads": "threads",
 }
 
@@ -32,7 +33,10 @@ def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params)
       T          FSD/SFSD fully expanded levels
       niter      SFSD list-extension iterations
       sorted_qr  PSD/MTT channel ordering: 1 sorted QR, 0 plain QR, -1 default
-      llr_clip   LLR clipping magnitude (0 = off)
+      llr_clip   LLR clipping magnitude (0 = off), in units of the scaled LLR
+      llr_scaled True (default): LLRs scaled by 1/noise_var; False: raw metric
+                 differences (noise_var times the scaled LLR) for decoders that
+                 apply their own noise scaling
       threads    CPU worker threads (0 = all cores)
     Raises ValueError for an invalid configuration.
     """

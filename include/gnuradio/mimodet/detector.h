@@ -53,6 +53,11 @@ struct MIMODET_API detector_config {
     //! detector that finds no counter-hypothesis for a bit reports +-llr_clip, or
     //! +-missing_llr when clipping is disabled.
     float llr_clip = 0.0f;
+
+    //! true: LLRs scaled by 1/noise_var (ln P(b=0|y)/P(b=1|y), max-log). false: the raw
+    //! metric differences, noise_var times the scaled LLR (clip and missing values
+    //! included), for decoders that apply their own noise scaling.
+    bool llr_scaled = true;
 };
 
 //! Magnitude given to an LLR whose counter-hypothesis a list detector did not find,

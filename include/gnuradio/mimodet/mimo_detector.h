@@ -67,6 +67,8 @@ public:
      * \param sorted_qr PSD/MTT ordering: 1 sorted QR, 0 plain QR, -1 default.
      * \param llr_clip LLR clipping magnitude (0: off).
      * \param threads CPU worker threads (0: all cores).
+     * \param llr_scaled true: LLRs scaled by 1/noise_var; false: the raw metric
+     *        differences (noise_var times the LLR), see detector_config::llr_scaled.
      *
      * Throws std::invalid_argument for an invalid configuration.
      */
@@ -84,7 +86,8 @@ public:
                      int niter = -1,
                      int sorted_qr = -1,
                      float llr_clip = 0.0f,
-                     int threads = 0);
+                     int threads = 0,
+                     bool llr_scaled = true);
 
     //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
     virtual int items_per_slot(int ns) const = 0;

@@ -21,7 +21,8 @@ void bind_mimo_detector(py::module& m)
         "MIMO detector of the slot chain: n_rx grids + H + noise_var -> bits (uint8) or "
         "LLRs (float, soft_output), n_data(ns)*n_tx*q per slot; see docs/SLOT_LAYOUT.md. "
         "Algorithm parameters as in mimodet.detector(): lvl, exp (PSD), T (FSD/SFSD), "
-        "niter (SFSD), sorted_qr (PSD/MTT), llr_clip, threads.")
+        "niter (SFSD), sorted_qr (PSD/MTT), llr_clip, threads; llr_scaled=False gives "
+        "raw metric differences (noise_var times the LLRs).")
         .def(py::init(&mimo_detector::make),
              py::arg("algorithm"),
              py::arg("bandwidth_mhz"),
@@ -37,10 +38,25 @@ void bind_mimo_detector(py::module& m)
              py::arg("niter") = -1,
              py::arg("sorted_qr") = -1,
              py::arg("llr_clip") = 0.0f,
-             py::arg("threads") = 0)
-        .def("items_per_slot", &mimo_detector::items_per_slot, py::arg("ns"))
-        .def("backend", &mimo_detector::backend)
-        .def("slots_processed", &mimo_detector::slots_processed)
-        .def("bad_slots", &mimo_detector::bad_slots)
-        .def("untagged_slots", &mimo_detector::untagged_slots);
+             py::arg("threads") = 0,
+             py::arg("llr_scaled") = true,
+             "algorithm 'ml', 'zf', 'mmse', 'psd', 'fsd', 'sfsd' or 'mtt'; bandwidth_mhz in "
+             "{1.4, 3, 5, 10, 15, 20}; n_tx in {1, 2, 4}; n_rx n_tx..8; modulation 'qpsk', "
+             "'16qam' or '64qam'; cell_id 0..503; backend 'cpu', 'cuda' or 'auto'; "
+             "soft_output: float LLRs instead of bits (not for psd, fsd). Unset algorithm "
+             "parameters (-1, []) take the algorithm's default. ValueError otherwise.")
+        .def("items_per_slot",
+             &mimo_detector::items_per_slot,
+             py::arg("ns"),
+             "Output items (bits or LLRs) of slot ns (0..19): n_data(ns) * n_tx * q.")
+        .def("backend", &mimo_detector::backend, "The backend running: 'cpu' or 'cuda'.")
+        .def("slots_processed",
+             &mimo_detector::slots_processed,
+             "Slots detected so far (bad ones included).")
+        .def("bad_slots",
+             &mimo_detector::bad_slots,
+             "Slots output as zeros because H, the grids or noise_var were unusable.")
+        .def("untagged_slots",
+             &mimo_detector::untagged_slots,
+             "Items of input 0 without a 'slot' tag (ns continued from the previous slot).");
 }

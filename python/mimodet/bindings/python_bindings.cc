@@ -162,7 +162,8 @@ PYBIND11_MODULE(mimodet_python, m)
         .def_readwrite("fsd_full_levels", &detector_config::fsd_full_levels)
         .def_readwrite("sfsd_niter", &detector_config::sfsd_niter)
         .def_readwrite("sorted_qr", &detector_config::sorted_qr)
-        .def_readwrite("llr_clip", &detector_config::llr_clip);
+        .def_readwrite("llr_clip", &detector_config::llr_clip)
+        .def_readwrite("llr_scaled", &detector_config::llr_scaled);
 
     py::class_<detector, std::shared_ptr<detector>>(m, "detector_impl")
         .def_property_readonly("soft", &detector::soft)
@@ -216,7 +217,8 @@ PYBIND11_MODULE(mimodet_python, m)
             py::arg("H"),
             py::arg("y"),
             py::arg("noise_var"),
-            "Max-log LLRs ln P(b=0)/P(b=1) scaled by 1/noise_var, float32 (B, n_tx*q) or "
+            "Max-log LLRs ln P(b=0)/P(b=1) scaled by 1/noise_var (or, with llr_scaled=False, "
+            "the raw metric differences: noise_var times that), float32 (B, n_tx*q) or "
             "(B, S, n_tx*q).");
 
     bind_blocks(m);
