@@ -9,6 +9,7 @@
 #define INCLUDED_MIMODET_CHANNEL_ESTIMATOR_IMPL_H
 
 #include "core/channel_estimation.h"
+#include <atomic>
 #include <gnuradio/mimodet/channel_estimator.h>
 #include <pmt/pmt.h>
 #include <vector>
@@ -22,9 +23,9 @@ public:
     channel_estimator_impl(double bandwidth_mhz, int n_tx, int n_rx, int cell_id);
 
     int n_sc() const override { return d_est.n_sc(); }
-    uint64_t slots_processed() const override { return d_slots; }
-    uint64_t bad_slots() const override { return d_bad; }
-    uint64_t untagged_slots() const override { return d_untagged; }
+    uint64_t slots_processed() const override { return d_slots.load(); }
+    uint64_t bad_slots() const override { return d_bad.load(); }
+    uint64_t untagged_slots() const override { return d_untagged.load(); }
 
     int work(int noutput_items,
              gr_vector_const_void_star& input_items,
@@ -34,7 +35,8 @@ private:
     core::channel_estimation d_est;
     const pmt::pmt_t d_slot_key;
     int d_next_ns = 0;
-    uint64_t d_slots = 0, d_bad = 0, d_untagged = 0;
+    // Read by other threads (GUI probes, tests) while work() runs.
+    std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 };
     std::vector<const gr_complex*> d_grids;
 };
 

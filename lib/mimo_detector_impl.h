@@ -9,6 +9,7 @@
 #define INCLUDED_MIMODET_MIMO_DETECTOR_IMPL_H
 
 #include "core/slot_detection.h"
+#include <atomic>
 #include <gnuradio/mimodet/mimo_detector.h>
 #include <pmt/pmt.h>
 #include <memory>
@@ -27,9 +28,9 @@ public:
 
     int items_per_slot(int ns) const override;
     std::string backend() const override { return d_slots_det->det().backend(); }
-    uint64_t slots_processed() const override { return d_slots; }
-    uint64_t bad_slots() const override { return d_bad; }
-    uint64_t untagged_slots() const override { return d_untagged; }
+    uint64_t slots_processed() const override { return d_slots.load(); }
+    uint64_t bad_slots() const override { return d_bad.load(); }
+    uint64_t untagged_slots() const override { return d_untagged.load(); }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -47,7 +48,8 @@ private:
     size_t d_max_per_slot;
     const pmt::pmt_t d_slot_key;
     int d_next_ns = 0;
-    uint64_t d_slots = 0, d_bad = 0, d_untagged = 0;
+    // Read by other threads (GUI probes, tests) while work() runs.
+    std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 };
     std::vector<const gr_complex*> d_grids;
 };
 
