@@ -14,6 +14,12 @@ Batch detection API::
     llr = det.detect_llr(H, y, noise_var)     # soft detectors: sfsd, mtt, ml, zf, mmse
 
 See docs/CONVENTIONS.md for the system model, SNR, bit order and LLR sign/scale.
+
+GNU Radio blocks of the LTE-style slot chain (docs/SLOT_LAYOUT.md): slot_framer,
+mimo_channel, ofdm_sync, ofdm_demod, channel_estimator, mimo_detector; numerology and
+grid map: lte_numerology, lte_grid. Helpers: gnuradio.mimodet.loopback (the whole link
+as a top block, BER counters, the ZF constellation helper) and
+gnuradio.mimodet.gui_probes (throughput meter), used by examples/ (examples/README.md).
 """
 
 from .mimodet_python import *  # noqa: F401,F403

@@ -28,9 +28,17 @@ void bind_channel_estimator(py::module& m)
              py::arg("bandwidth_mhz"),
              py::arg("n_tx"),
              py::arg("n_rx"),
-             py::arg("cell_id") = 0)
-        .def("n_sc", &channel_estimator::n_sc)
-        .def("slots_processed", &channel_estimator::slots_processed)
-        .def("bad_slots", &channel_estimator::bad_slots)
-        .def("untagged_slots", &channel_estimator::untagged_slots);
+             py::arg("cell_id") = 0,
+             "bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}, n_tx in {1, 2, 4} (ports whose CRS "
+             "are estimated), n_rx 1..8 (grid inputs), cell_id 0..503; ValueError "
+             "otherwise.")
+        .def("n_sc", &channel_estimator::n_sc, "Used subcarriers n_sc (12 per RB).")
+        .def("slots_processed", &channel_estimator::slots_processed, "Slots estimated so far.")
+        .def("bad_slots",
+             &channel_estimator::bad_slots,
+             "Slots whose input was unusable (non-finite or all zero); their noise_var "
+             "output is NaN, which the MIMO detector flags.")
+        .def("untagged_slots",
+             &channel_estimator::untagged_slots,
+             "Items of input 0 without a 'slot' tag (ns continued from the previous slot).");
 }
