@@ -173,6 +173,10 @@ def print_summary(summary, target):
                                     "%.2f" % s if s is not None else "n/a", d))
 
 
+# Same colour for a detector in every panel.
+DETECTOR_ORDER = ("ml", "mtt", "sfsd", "mmse", "zf")
+
+
 def plot(path, rows, target):
     try:
         import matplotlib
@@ -185,12 +189,12 @@ def plot(path, rows, target):
     cfgs = sorted({(r["n_tx"], r["n_rx"], r["modulation"]) for r in rows})
     fig, axes = plt.subplots(1, len(cfgs), figsize=(4.5 * len(cfgs), 4), squeeze=False)
     for ax, cfg in zip(axes[0], cfgs):
-        for det in sorted({r["detector"] for r in rows}):
+        for k, det in enumerate(DETECTOR_ORDER):
             pts = [r for r in rows if (r["n_tx"], r["n_rx"], r["modulation"]) == cfg
                    and r["detector"] == det and r["bit_errors"] > 0]
             if pts:
                 ax.semilogy([r["snr_db"] for r in pts], [r["ber"] for r in pts],
-                            "o-", label=det)
+                            "o-", label=det, color="C%d" % k)
         ax.axhline(target, color="grey", lw=0.8, ls=":")
         ax.set_title("%dx%d %s, LDPC 1/2" % cfg)
         ax.set_xlabel("SNR (dB)")
