@@ -52,6 +52,7 @@ struct options {
     std::vector<int> subcarriers; //!< slot mode when non-empty
     int slots = 20;
     int latency_calls = 200;
+    std::vector<double> deadlines = { 0 }; //!< psd budgets per call (us); 0: exact
 };
 
 // LTE 20 MHz: 1200 subcarriers x 14 symbols per 1 ms subframe.
@@ -100,6 +101,9 @@ void usage()
            "150,300,600,900,1200), 7 symbols per slot\n"
            "  --slots N          slots per call in slot mode (default 20)\n"
            "  --latency-calls N  one-slot calls timed for the latency (default 200)\n"
+           "  --deadline-us LIST psd search budgets per detect call in us (default 0: "
+           "exact); rows with a budget also give the fraction of truncated vectors and "
+           "the bit differences from the exact psd's decisions\n"
            "  --csv FILE         write CSV rows to FILE\n"
            "  --seed N           random seed (default 1)\n";
 }
@@ -144,6 +148,8 @@ options parse(int argc, char** argv)
             o.slots = std::stoi(next());
         else if (a == "--latency-calls")
             o.latency_calls = std::stoi(next());
+        else if (a == "--deadline-us")
+            o.deadlines = split_num<double>(next());
         else if (a == "--seed")
             o.seed = std::stoull(next());
         else if (a == "-h" || a == "--help") {
@@ -168,13 +174,19 @@ struct result {
     size_t vectors = 0;
     double seconds = 0;
     size_t bit_errors = 0, bits = 0;
+    size_t truncated = 0, exact_diffs = 0; //!< psd deadline: flags, bits != exact psd's
     double nodes_mean = 0, nodes_p99 = 0, expanded_mean = 0;
     double kernel_seconds_per_batch = 0; //!< GPU: kernels only, whole pool per batch
     double lat_p50 = 0, lat_p99 = 0, lat_max = 0; //!< seconds per one-slot call
 };
 
-result
-measure(detector& det, const rayleigh_batch& pool, double min_seconds, bool whole_pool)
+//! exact (may be empty): the exact psd's bits of the whole pool, to count the bits a
+//! deadline changed.
+result measure(detector& det,
+               const rayleigh_batch& pool,
+               double min_seconds,
+               bool whole_pool,
+               const std::vector<uint8_t>& exact = {})
 {
     using clock = std::chrono::steady_clock;
     const int nb = det.bits_per_vector();
@@ -212,11 +224,15 @@ measure(detector& det, const rayleigh_batch& pool, double min_seconds, bool whol
         r.vectors += n_mat * pool.n_sym;
         for (size_t i = 0; i < n_mat * pool.n_sym * nb; ++i)
             r.bit_errors += bits[b_off + i] != pool.bits[b_off + i];
+        if (!exact.empty())
+            for (size_t i = 0; i < n_mat * pool.n_sym * nb; ++i)
+                r.exact_diffs += bits[b_off + i] != exact[b_off + i];
         r.bits += n_mat * pool.n_sym * nb;
         if (stats_wanted)
             for (size_t i = 0; i < n_mat * pool.n_sym; ++i) {
                 nodes.push_back(stats[offset * pool.n_sym + i].evaluated);
                 r.expanded_mean += stats[offset * pool.n_sym + i].expanded;
+                r.truncated += stats[offset * pool.n_sym + i].truncated;
             }
         offset += n_mat;
         if (dt < 0.05 && n_mat * 2 <= static_cast<size_t>(pool.n_mat))
@@ -297,13 +313,14 @@ int main(int argc, char** argv)
                "vectors_per_s,mbit_per_s,ber,nodes_mean,nodes_p99,expanded_mean,psd_"
                "preset,"
                "subcarriers,slots,kernel_vectors_per_s,kernel_mbit_per_s,latency_p50_ms,"
-               "latency_p99_ms,latency_max_ms,lte20_carriers\n";
+               "latency_p99_ms,latency_max_ms,lte20_carriers,deadline_us,truncated_frac,"
+               "ber_vs_exact\n";
     }
     const bool slot_mode = !o.subcarriers.empty();
     // Without --subcarriers: one run over a pool of --pool random matrices.
     const std::vector<int> ncs = slot_mode ? o.subcarriers : std::vector<int>{ 0 };
     std::printf(
-        "%-6s %-4s %-5s %-6s %5s %3s %5s %12s %10s %10s %9s %9s %10s %8s %8s %6s\n",
+        "%-6s %-4s %-5s %-6s %5s %3s %5s %12s %10s %10s %9s %9s %10s %8s %8s %6s %8s %7s %10s\n",
         "det",
         "bk",
         "ant",
@@ -319,7 +336,10 @@ int main(int argc, char** argv)
         "kern_Mb/s",
         "p50_ms",
         "p99_ms",
-        "LTE20");
+        "LTE20",
+        "dl_us",
+        "trunc",
+        "BER_exact");
     for (int nt : o.n_tx)
         for (const auto& mod_name : o.mods) {
             const modulation mod = parse_modulation(mod_name);
@@ -333,7 +353,9 @@ int main(int argc, char** argv)
                     for (const auto& alg : o.detectors)
                         for (const auto& backend : o.backends)
                             for (int th :
-                                 backend == "cpu" ? o.threads : std::vector<int>{ 0 }) {
+                                 backend == "cpu" ? o.threads : std::vector<int>{ 0 })
+                            for (double dl : alg == "psd" ? o.deadlines
+                                                          : std::vector<double>{ 0 }) {
                                 detector_config cfg;
                                 cfg.algorithm = alg;
                                 cfg.n_tx = nt;
@@ -350,14 +372,28 @@ int main(int argc, char** argv)
                                     cfg.sorted_qr = 1;
                                 }
                                 detector::sptr det;
+                                std::vector<uint8_t> exact;
                                 try {
+                                    if (dl > 0) {
+                                        // The same psd without a deadline: reference
+                                        // decisions for the bits the budget changed.
+                                        exact.resize(pool.bits.size());
+                                        detector::make(cfg)->detect_bits(pool.H.data(),
+                                                                         pool.y.data(),
+                                                                         pool.n_mat,
+                                                                         pool.n_sym,
+                                                                         pool.noise_var.data(),
+                                                                         exact.data());
+                                    }
+                                    cfg.psd_deadline_us = dl;
                                     det = detector::make(cfg);
                                 } catch (const std::exception& e) {
                                     std::printf(
                                         "%-6s skipped: %s\n", alg.c_str(), e.what());
                                     continue;
                                 }
-                                result r = measure(*det, pool, o.min_seconds, slot_mode);
+                                result r =
+                                    measure(*det, pool, o.min_seconds, slot_mode, exact);
                                 if (slot_mode)
                                     measure_latency(*det, pool, nc, o.latency_calls, r);
                                 const int nb = det->bits_per_vector();
@@ -370,11 +406,16 @@ int main(int argc, char** argv)
                                                               r.kernel_seconds_per_batch
                                                         : 0.0;
                                 const double carriers = vps / k_lte20_vectors_per_s;
+                                const double trunc_frac =
+                                    r.vectors ? double(r.truncated) / r.vectors : 0.0;
+                                const double ber_exact =
+                                    dl > 0 && r.bits ? double(r.exact_diffs) / r.bits : 0.0;
                                 char ant[16];
                                 std::snprintf(ant, sizeof ant, "%dx%d", nt, nr);
                                 std::printf(
                                     "%-6s %-4s %-5s %-6s %5.1f %3d %5d %12.0f %10.2f "
-                                    "%10.3e %9.1f %9.0f %10.1f %8.3f %8.3f %6.2f\n",
+                                    "%10.3e %9.1f %9.0f %10.1f %8.3f %8.3f %6.2f %8.0f %7.4f "
+                                    "%10.3e\n",
                                     alg.c_str(),
                                     det->backend().c_str(),
                                     ant,
@@ -390,7 +431,10 @@ int main(int argc, char** argv)
                                     kvps * nb / 1e6,
                                     r.lat_p50 * 1e3,
                                     r.lat_p99 * 1e3,
-                                    carriers);
+                                    carriers,
+                                    dl,
+                                    trunc_frac,
+                                    ber_exact);
                                 std::fflush(stdout);
                                 if (csv)
                                     csv << alg << ',' << det->backend() << ',' << nt
@@ -404,7 +448,8 @@ int main(int argc, char** argv)
                                         << ',' << kvps * nb / 1e6 << ','
                                         << r.lat_p50 * 1e3 << ',' << r.lat_p99 * 1e3
                                         << ',' << r.lat_max * 1e3 << ',' << carriers
-                                        << '\n';
+                                        << ',' << dl << ',' << trunc_frac << ','
+                                        << ber_exact << '\n';
                             }
                 }
         }

@@ -53,6 +53,21 @@
 // rounding: float pruning could lose the ML vector where two metrics differ by more
 // than the test's tolerance. The traversal is written against an "executor" (block on
 // the device, a plain loop on the host), so its control flow can be run on the host.
+//
+// Deadline (cfg.psd_deadline_us > 0): a budget per detect call on the GPU's
+// %globaltimer. The call's start is the first detection block's (warp's) start: the
+// host zeroes a device word before the call's first chunk (and makes the other streams'
+// detection kernels wait for that), and every block or warp of the call does
+// atomicCAS(word, 0, now) once: the first one sets the start, the others read it. So
+// all chunks of a call share one deadline (start + budget), whatever stream runs them;
+// the copies and the QR before the first block are outside the budget. The search
+// (psd_search) reads the timer every k_psd_check_evals path metrics of its block/warp
+// (one thread reads, the decision is made uniform with __syncthreads_or / __any_sync),
+// only once it has an incumbent (the first descent reaches a leaf since d^2 starts at
+// infinity). Past the deadline it stops there, and the block's later vectors stop after
+// their first descent; a stop with candidates inside the sphere left sets
+// vector_stats::truncated. Without a deadline (budget 0) the timer is never read and the
+// traversal is unchanged, bit for bit.
 
 #include "../lib/core/psd_params.h"
 #include "batch_detector.h"
@@ -83,6 +98,10 @@ constexpr int k_psd_prep_threads = 128;           // matrices per preprocessing 
 constexpr double k_psd_inf = HUGE_VAL;            // host and device (k_psd_inf is not)
 constexpr int k_psd_warp = 32;                    // lanes of the warp variant
 constexpr int k_psd_warps_per_block = 4;          // most warps (vectors) per warp-variant block
+// Deadline: path metrics between two timer reads of one block/warp. A read costs one
+// barrier (block) or vote (warp), an Expand and Evaluate of that many metrics several
+// of them, so the check costs a few percent at most.
+constexpr uint32_t k_psd_check_evals = 512;
 // Warp variant: rank sort up to 32 * this many entries, cub::WarpMergeSort above. A
 // compile-time knob so the two can be timed against each other (docs/PERFORMANCE.md).
 #ifndef MIMODET_PSD_RANK_SORT_MAX_IPT
@@ -207,7 +226,25 @@ struct psd_state {
     int from[k_psd_max_levels];  //!< sorted position (level x-1) of that fill's 1st parent
     double d2;                   //!< squared sphere radius
     uint32_t expanded, evaluated;
+    uint32_t truncated; //!< 1: stopped by the deadline with candidates left
 };
+
+//! Deadline state of one block (warp variant: one warp), uniform like psd_state; kept
+//! across the vectors the block processes in one launch.
+struct psd_deadline {
+    unsigned long long at = 0; //!< %globaltimer deadline; 0: none (exact search)
+    bool expired = false;      //!< the deadline has been seen to pass
+    uint64_t work = 0;         //!< path metrics of the block's finished vectors
+    uint64_t next_check = 0;   //!< read the timer when the block's metrics reach this
+};
+
+//! The GPU's nanosecond global timer (the clock of the deadline).
+__device__ inline unsigned long long psd_globaltimer()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
 
 // ---------------------------------------------------------------- block algorithm
 
@@ -342,11 +379,13 @@ MIMODET_HD void psd_expand_evaluate(
  * with S.best holding the ML vector (after a barrier).
  */
 template <class Exec>
-MIMODET_HD void psd_search(Exec& ex, const psd_layout& L, const psd_smem& S, psd_state& T)
+MIMODET_HD void
+psd_search(Exec& ex, const psd_layout& L, const psd_smem& S, psd_state& T, psd_deadline& D)
 {
     T.d2 = k_psd_inf;
     T.expanded = 0;
     T.evaluated = 0;
+    T.truncated = 0;
     psd_expand_evaluate(ex, L, S, T, 1, 0, 1);
     if (L.nr == 1)
         return;
@@ -355,6 +394,22 @@ MIMODET_HD void psd_search(Exec& ex, const psd_layout& L, const psd_smem& S, psd
     // i is the level to fill next, level i-1 its source.
     int i = 2;
     while (i > 1) {
+        // Deadline: only with an incumbent (d2 < inf); every condition is uniform.
+        if (D.at != 0 && T.d2 < k_psd_inf) {
+            if (!D.expired && D.work + T.evaluated >= D.next_check) {
+                D.next_check = D.work + T.evaluated + k_psd_check_evals;
+                D.expired = ex.time_is_up(D.at);
+            }
+            if (D.expired) {
+                // Flag only if the traversal would have gone on: a candidate inside
+                // the sphere is left in an active source level 1..i-1 (the buffers
+                // were made readable by the last Expand and Evaluate's barrier).
+                for (int x = 1; x < i; ++x)
+                    if (T.off[x] < T.count[x] && S.metric(x)[T.off[x]] < T.d2)
+                        T.truncated = 1;
+                return;
+            }
+        }
         const int src = i - 1;
         if (T.off[src] < T.count[src] && S.metric(src)[T.off[src]] < T.d2) {
             const int left = T.count[src] - T.off[src];
@@ -573,6 +628,18 @@ struct psd_block_exec {
 #endif
     }
 
+    //! Deadline passed? Thread 0 reads the timer; the barrier-or gives every thread its
+    //! answer, so the traversal stays uniform.
+    MIMODET_HD bool time_is_up(unsigned long long at) const
+    {
+#ifdef __CUDA_ARCH__
+        return __syncthreads_or(threadIdx.x == 0 && psd_globaltimer() >= at) != 0;
+#else
+        (void)at;
+        return false;
+#endif
+    }
+
     //! Metrics of entries 0..count-1 sorted (stable) into metric / entry; padded with +inf.
     template <class F>
     MIMODET_HD void sort(int count, const F& f, double* metric, uint16_t* entry) const
@@ -631,7 +698,9 @@ __global__ void __launch_bounds__(TT)
                       int n_sym,
                       unsigned int* __restrict__ counter,
                       uint8_t* __restrict__ bits,
-                      vector_stats* __restrict__ stats)
+                      vector_stats* __restrict__ stats,
+                      unsigned long long budget_ns,
+                      unsigned long long* __restrict__ call_start)
 {
     using exec_t = psd_block_exec<TT, IPT>;
     extern __shared__ __align__(16) unsigned char s_dyn[];
@@ -646,6 +715,19 @@ __global__ void __launch_bounds__(TT)
     const int N = L.N, M = 2 * L.nrx, nb = L.nt * L.q;
     for (int j = threadIdx.x; j < L.P; j += TT)
         S.value[j] = L.value[j];
+    psd_deadline D;
+    if (budget_ns != 0) {
+        // The call's start: set by the first block of the call (the word was zeroed
+        // before the call's first chunk), read by all others.
+        __shared__ unsigned long long s_start;
+        if (threadIdx.x == 0) {
+            const unsigned long long now = psd_globaltimer();
+            const unsigned long long old = atomicCAS(call_start, 0ull, now);
+            s_start = old != 0 ? old : now;
+        }
+        __syncthreads();
+        D.at = s_start + budget_ns;
+    }
 
     for (;;) {
         // Dynamic work distribution: the next unprocessed vector of this launch.
@@ -663,7 +745,8 @@ __global__ void __launch_bounds__(TT)
         __syncthreads();
 
         psd_state T;
-        psd_search(ex, L, S, T);
+        psd_search(ex, L, S, T, D);
+        D.work += T.evaluated;
 
         if (threadIdx.x == 0) {
             psd_write_bits(L, S.best, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb);
@@ -671,6 +754,7 @@ __global__ void __launch_bounds__(TT)
                 vector_stats st;
                 st.expanded = T.expanded;
                 st.evaluated = T.evaluated;
+                st.truncated = T.truncated;
                 stats[v] = st;
             }
         }
@@ -687,7 +771,9 @@ using psd_detect_fn = void (*)(const float2*,
                                int,
                                unsigned int*,
                                uint8_t*,
-                               vector_stats*);
+                               vector_stats*,
+                               unsigned long long,
+                               unsigned long long*);
 
 struct psd_kernel_choice {
     psd_detect_fn fn;
@@ -814,6 +900,17 @@ struct psd_warp_exec {
 #endif
     }
 
+    //! Deadline passed? Lane 0 reads the timer, the vote makes the answer the warp's.
+    MIMODET_HD bool time_is_up(unsigned long long at) const
+    {
+#ifdef __CUDA_ARCH__
+        return __any_sync(0xffffffffu, lane == 0 && psd_globaltimer() >= at) != 0;
+#else
+        (void)at;
+        return false;
+#endif
+    }
+
     //! Metrics of entries 0..count-1 (count <= 32 * IPT) sorted (stable) into metric / entry.
     template <class F>
     MIMODET_HD void sort(int count, const F& f, double* metric, uint16_t* entry) const
@@ -898,7 +995,9 @@ __global__ void __launch_bounds__(k_psd_warp* k_psd_warps_per_block)
                     int n_sym,
                     unsigned int* __restrict__ counter,
                     uint8_t* __restrict__ bits,
-                    vector_stats* __restrict__ stats)
+                    vector_stats* __restrict__ stats,
+                    unsigned long long budget_ns,
+                    unsigned long long* __restrict__ call_start)
 {
     using exec_t = psd_warp_exec<IPT>;
     extern __shared__ __align__(16) unsigned char s_dyn[];
@@ -911,6 +1010,17 @@ __global__ void __launch_bounds__(k_psd_warp* k_psd_warps_per_block)
     const int N = L.N, M = 2 * L.nrx, nb = L.nt * L.q;
     for (int j = lane; j < L.P; j += k_psd_warp)
         S.value[j] = L.value[j];
+    psd_deadline D;
+    if (budget_ns != 0) {
+        // The call's start, as in the block kernel: each warp claims or reads it.
+        unsigned long long start = 0;
+        if (lane == 0) {
+            const unsigned long long now = psd_globaltimer();
+            const unsigned long long old = atomicCAS(call_start, 0ull, now);
+            start = old != 0 ? old : now;
+        }
+        D.at = __shfl_sync(0xffffffffu, start, 0) + budget_ns;
+    }
 
     for (;;) {
         unsigned int got = 0;
@@ -927,7 +1037,8 @@ __global__ void __launch_bounds__(k_psd_warp* k_psd_warps_per_block)
         __syncwarp();
 
         psd_state T;
-        psd_search(ex, L, S, T);
+        psd_search(ex, L, S, T, D);
+        D.work += T.evaluated;
 
         if (lane == 0) {
             psd_write_bits(L, S.best, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb);
@@ -935,6 +1046,7 @@ __global__ void __launch_bounds__(k_psd_warp* k_psd_warps_per_block)
                 vector_stats st;
                 st.expanded = T.expanded;
                 st.evaluated = T.evaluated;
+                st.truncated = T.truncated;
                 stats[v] = st;
             }
         }
@@ -1119,9 +1231,21 @@ public:
           d_L(L),
           d_g(g),
           d_max_grid(static_cast<size_t>(blocks_per_sm) * sms),
-          d_sorted(cfg.sorted_qr == 1)
+          d_sorted(cfg.sorted_qr == 1),
+          d_budget_ns(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us)))
     {
         d_counters.reserve(k_counters);
+        if (d_budget_ns != 0) {
+            d_call_start.reserve(1);
+            MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&d_armed, cudaEventDisableTiming));
+        }
+    }
+
+    ~psd_cuda_detector() override
+    {
+        // Destruction is deferred by CUDA until work recorded on it completes.
+        if (d_armed)
+            (void)cudaEventDestroy(d_armed);
     }
 
 protected:
@@ -1151,6 +1275,20 @@ protected:
         // on the stream before each launch is safe while other streams run.
         unsigned int* counter = d_counters.get() + counter_index(s);
         MIMODET_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned int), s));
+        if (d_budget_ns != 0) {
+            // A call's chunks are launched in order, chunk 0 (m0 == 0) first, also by
+            // kernel_seconds. Chunk 0 zeroes the start word; the chunks on the other
+            // streams wait for that before their detection kernel, so no block of this
+            // call sees the previous call's start. The previous call has completed (its
+            // results were collected), so nothing of it reads the word any more.
+            if (c.m0 == 0) {
+                MIMODET_CUDA_CHECK(
+                    cudaMemsetAsync(d_call_start.get(), 0, sizeof(unsigned long long), s));
+                MIMODET_CUDA_CHECK(cudaEventRecord(d_armed, s));
+            } else {
+                MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s, d_armed, 0));
+            }
+        }
         const size_t per_block = static_cast<size_t>(d_g.vectors);
         const unsigned grid = static_cast<unsigned>(
             std::min((c.n_vec + per_block - 1) / per_block, d_max_grid));
@@ -1163,7 +1301,9 @@ protected:
                                                    c.n_sym,
                                                    counter,
                                                    c.bits,
-                                                   c.stats);
+                                                   c.stats,
+                                                   d_budget_ns,
+                                                   d_call_start.get());
         MIMODET_CUDA_CHECK_LAUNCH();
     }
 
@@ -1187,6 +1327,9 @@ private:
     const psd_geometry d_g;
     const size_t d_max_grid;
     const bool d_sorted;
+    const unsigned long long d_budget_ns; //!< deadline budget; 0: none
+    cudaEvent_t d_armed = nullptr;        //!< the call's start word has been zeroed
+    device_buffer<unsigned long long> d_call_start;
     std::vector<cudaStream_t> d_stream_of;
     device_buffer<unsigned int> d_counters;
     device_buffer<double> d_R, d_Qt;
@@ -1243,6 +1386,7 @@ detector::sptr make_psd_cuda_detector(const detector_config& cfg)
     // Unset parameters take the H100-tuned preset (psd_gpu_presets).
     const psd_params p =
         psd_resolve(cfg.psd_lvl, cfg.psd_exp, cfg.n_tx, c.pam_order(), /*gpu=*/true);
+    (void)psd_deadline_ns(cfg.psd_deadline_us); // the shared check, before any device work
     // Variant: the warp kernel where it takes the parameters, else the block kernel;
     // MIMODET_PSD_KERNEL=warp|block forces one (tests, measurements).
     std::vector<psd_variant> order = { psd_variant::warp, psd_variant::block };

@@ -6,6 +6,7 @@
  */
 
 #include "mimo_detector_impl.h"
+#include "core/psd_params.h"
 #include <gnuradio/io_signature.h>
 #include <gnuradio/logger.h>
 #include <gnuradio/mimodet/detector.h>
@@ -40,9 +41,14 @@ detector_config make_config(const std::string& algorithm,
                             int sorted_qr,
                             float llr_clip,
                             int threads,
-                            bool llr_scaled)
+                            bool llr_scaled,
+                            double deadline_us)
 {
     lte_numerology::from_bandwidth(bandwidth_mhz); // throws for unknown bandwidths
+    core::psd_deadline_ns(deadline_us);             // throws for an invalid budget
+    if (deadline_us != 0.0 && algorithm != "psd")
+        throw std::invalid_argument("mimodet: mimo_detector: deadline_us applies to "
+                                    "algorithm 'psd' only");
     if (n_tx != 1 && n_tx != 2 && n_tx != 4)
         throw std::invalid_argument("mimodet: mimo_detector: n_tx must be 1, 2 or 4, got " +
                                     std::to_string(n_tx));
@@ -63,6 +69,7 @@ detector_config make_config(const std::string& algorithm,
     cfg.sorted_qr = sorted_qr;
     cfg.llr_clip = llr_clip;
     cfg.llr_scaled = llr_scaled;
+    cfg.psd_deadline_us = deadline_us;
     const auto& names = algorithms();
     if (std::find(names.begin(), names.end(), algorithm) == names.end())
         throw std::invalid_argument("mimodet: mimo_detector: unknown algorithm '" +
@@ -109,7 +116,8 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
                                         int sorted_qr,
                                         float llr_clip,
                                         int threads,
-                                        bool llr_scaled)
+                                        bool llr_scaled,
+                                        double deadline_us)
 {
     const detector_config cfg = make_config(algorithm,
                                             bandwidth_mhz,
@@ -125,7 +133,8 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
                                             sorted_qr,
                                             llr_clip,
                                             threads,
-                                            llr_scaled);
+                                            llr_scaled,
+                                            deadline_us);
     return gnuradio::make_block_sptr<mimo_detector_impl>(cfg, bandwidth_mhz, cell_id, soft_output);
 }
 
@@ -151,11 +160,14 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
       d_n_rx(cfg.n_rx),
       d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
       d_slot_key(pmt::mp("slot")),
-      d_grids(cfg.n_rx)
+      d_grids(cfg.n_rx),
+      d_deadline(cfg.psd_deadline_us > 0.0),
+      d_truncated_key(pmt::mp("truncated"))
 {
     route_core_log();
     const lte_grid grid(lte_numerology::from_bandwidth(bandwidth_mhz), cfg.n_tx, cell_id);
-    d_slots_det = std::make_unique<core::slot_detection>(grid, cfg.n_rx, detector::make(cfg));
+    d_det = detector::make(cfg);
+    d_slots_det = std::make_unique<core::slot_detection>(grid, cfg.n_rx, d_det);
     d_max_per_slot = d_slots_det->max_values_per_slot();
     // Room for at least one whole slot in every call; one input item per slot gives up to
     // d_max_per_slot output items (the rate also keeps the upstream buffers small: with
@@ -205,6 +217,38 @@ int mimo_detector_impl::slot_of_item(uint64_t abs_item, bool& tagged)
     return ns;
 }
 
+size_t mimo_detector_impl::detect_bits_counting(int ns,
+                                                const gr_complex* H,
+                                                float noise_var,
+                                                uint8_t* out)
+{
+    // slot_detection::detect_bits' loop, with stats: the truncated flags are per vector.
+    const core::slot_detection& sd = *d_slots_det;
+    const size_t hm = static_cast<size_t>(d_n_rx) * sd.n_tx();
+    const size_t per = static_cast<size_t>(sd.values_per_element());
+    size_t truncated = 0;
+    for (const auto& g : sd.groups(ns)) {
+        const size_t n_mat = g.sc.size(), n_vec = g.re.size();
+        d_H.resize(n_mat * hm);
+        d_y.resize(n_vec * d_n_rx);
+        d_nv.assign(n_mat, noise_var);
+        d_bits.resize(n_vec * per);
+        d_stats.assign(n_vec, vector_stats{});
+        sd.gather(g, d_grids.data(), H, d_H.data(), d_y.data());
+        d_det->detect_bits(d_H.data(),
+                           d_y.data(),
+                           n_mat,
+                           static_cast<size_t>(g.n_sym),
+                           d_nv.data(),
+                           d_bits.data(),
+                           d_stats.data());
+        sd.scatter(g, d_bits.data(), out);
+        for (const auto& s : d_stats)
+            truncated += s.truncated;
+    }
+    return truncated;
+}
+
 int mimo_detector_impl::general_work(int noutput_items,
                                      gr_vector_int& ninput_items,
                                      gr_vector_const_void_star& input_items,
@@ -241,9 +285,12 @@ int mimo_detector_impl::general_work(int noutput_items,
         const float v = nv[done];
         void* o = out + produced * elem;
         std::string why = d_slots_det->check(ns, d_grids.data(), h, v);
+        size_t truncated = 0;
         if (why.empty()) {
             try {
-                if (d_soft)
+                if (d_deadline) // psd: hard only
+                    truncated = detect_bits_counting(ns, h, v, static_cast<uint8_t*>(o));
+                else if (d_soft)
                     d_slots_det->detect_llr(ns, d_grids.data(), h, v, static_cast<float*>(o));
                 else
                     d_slots_det->detect_bits(
@@ -264,6 +311,16 @@ int mimo_detector_impl::general_work(int noutput_items,
             ++d_bad;
         }
         add_item_tag(0, nitems_written(0) + produced, d_slot_key, pmt::from_long(ns), alias_pmt());
+        if (why.empty() && truncated > 0) {
+            // The deadline cut some searches short: downstream may weigh this slot's
+            // bits accordingly (they are valid decisions, not necessarily ML).
+            add_item_tag(0,
+                         nitems_written(0) + produced,
+                         d_truncated_key,
+                         pmt::from_long(static_cast<long>(truncated)),
+                         alias_pmt());
+            ++d_truncated;
+        }
         produced += n_out;
         d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
         ++d_slots;

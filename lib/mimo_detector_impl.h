@@ -31,6 +31,7 @@ public:
     uint64_t slots_processed() const override { return d_slots.load(); }
     uint64_t bad_slots() const override { return d_bad.load(); }
     uint64_t untagged_slots() const override { return d_untagged.load(); }
+    uint64_t truncated_slots() const override { return d_truncated.load(); }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -41,6 +42,9 @@ public:
 private:
     //! ns of an input item: its slot tag, else the previous slot + 1.
     int slot_of_item(uint64_t abs_item, bool& tagged);
+    //! slot_detection::detect_bits with the per-vector stats (PSD with a deadline):
+    //! returns the number of truncated vectors of the slot.
+    size_t detect_bits_counting(int ns, const gr_complex* H, float noise_var, uint8_t* out);
 
     std::unique_ptr<core::slot_detection> d_slots_det;
     bool d_soft;
@@ -49,8 +53,15 @@ private:
     const pmt::pmt_t d_slot_key;
     int d_next_ns = 0;
     // Read by other threads (GUI probes, tests) while work() runs.
-    std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 };
+    std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
     std::vector<const gr_complex*> d_grids;
+    detector::sptr d_det;   //!< the detector d_slots_det runs (shared)
+    bool d_deadline;        //!< psd with a deadline: detect with stats, tag truncations
+    const pmt::pmt_t d_truncated_key;
+    std::vector<gr_complex> d_H, d_y; //!< one group's batch (detect_bits_counting)
+    std::vector<float> d_nv;
+    std::vector<uint8_t> d_bits;
+    std::vector<vector_stats> d_stats;
 };
 
 } // namespace mimodet

@@ -7,8 +7,10 @@
 
 #include "backend.h"
 #include "kernel.h"
+#include "psd_params.h"
 #include <gnuradio/mimodet/detector.h>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <mutex>
@@ -62,6 +64,11 @@ protected:
             std::min({ static_cast<size_t>(d_max_threads), n_mat, by_work });
         while (d_kernels.size() < n_threads)
             d_kernels.push_back(core::make_cpu_kernel(d_cfg));
+        // One reference time for the whole call, shared by the worker threads (the PSD's
+        // deadline is a budget per call, not per thread or matrix).
+        const auto call_start = std::chrono::steady_clock::now();
+        for (size_t t = 0; t < n_threads; ++t)
+            d_kernels[t]->begin_call(call_start);
 
         const int nb = bits_per_vector();
         auto work = [&](size_t t, size_t begin, size_t end) {
@@ -158,6 +165,13 @@ void validate_config(const detector_config& cfg)
                                     std::to_string(cfg.sorted_qr));
     if (!(cfg.llr_clip >= 0.0f) || std::isinf(cfg.llr_clip))
         throw std::invalid_argument("mimodet: llr_clip must be finite and >= 0");
+    // The PSD is the only detector whose work depends on the channel and the noise; the
+    // others' is fixed by their parameters, so a budget there would silently do nothing.
+    if (core::psd_deadline_ns(cfg.psd_deadline_us) != 0 && cfg.algorithm != "psd")
+        throw std::invalid_argument("mimodet: psd_deadline_us applies to algorithm 'psd' "
+                                    "only (got " +
+                                    std::to_string(cfg.psd_deadline_us) + " for '" +
+                                    cfg.algorithm + "')");
     core::validate_algorithm_config(cfg);
 }
 

@@ -16,6 +16,7 @@
 #include <gnuradio/mimodet/detector.h>
 #include "llr.h" // maxlog_llr
 #include <Eigen/Dense>
+#include <chrono>
 #include <complex>
 #include <cstdint>
 #include <memory>
@@ -47,6 +48,10 @@ public:
                         uint8_t* bits,
                         float* llr,
                         vector_stats* stats) = 0;
+    //! Called by the CPU detector at the start of every detect call, before any detect()
+    //! of that call: the reference of per-call budgets (the PSD's deadline). Default:
+    //! nothing.
+    virtual void begin_call(std::chrono::steady_clock::time_point start) { (void)start; }
 };
 
 //! Validates the algorithm-specific parts of cfg (throws std::invalid_argument) and

@@ -22,11 +22,22 @@
 // a specialised path that produces the sorted children lazily (zig-zag around the
 // unconstrained estimate) instead of evaluating and sorting all |Omega| of them; the
 // visiting order, radius updates, pruning and the counters are those of Algorithm 3.
+//
+// Deadline (cfg.psd_deadline_us > 0, a budget per detect call from begin_call()): both
+// searches look at the steady clock every k_check_evals path metrics, counted over the
+// vectors of the call, and only once they have an incumbent (the first descent always
+// reaches a leaf, since d^2 starts at infinity: the Babai point of the ordering, with
+// the generic parameters the best of its first leaf buffer). Once the deadline has
+// passed the search stops there, and every later vector of the call stops right after
+// its first descent. A stopped vector is flagged (vector_stats::truncated) only when
+// candidates inside the sphere were left, so unflagged vectors are exact ML. Without a
+// deadline no clock is read and the search is the exact one, bit for bit.
 
 #include "kernel.h"
 #include "psd_params.h"
 #include "qr.h"
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -39,6 +50,11 @@ namespace core {
 namespace {
 
 constexpr double k_inf = std::numeric_limits<double>::infinity();
+// Path metrics between two clock reads: steady_clock::now() costs ~20-30 ns, 512
+// metrics at least ~0.5 us, so the check costs a few percent at most, and a deadline is
+// overrun by at most one such stretch (plus the current vector's first descent).
+constexpr uint64_t k_check_evals = 512;
+using steady = std::chrono::steady_clock;
 
 class psd_kernel : public cpu_kernel
 {
@@ -52,8 +68,12 @@ public:
           d_params(params),
           d_depth_first(depth_first),
           d_sorted_qr(cfg.sorted_qr == 1),
-          d_nr(static_cast<int>(params.lvl.size()) - 1)
+          d_nr(static_cast<int>(params.lvl.size()) - 1),
+          d_budget(std::chrono::nanoseconds(psd_deadline_ns(cfg.psd_deadline_us))),
+          d_has_deadline(d_budget.count() > 0)
     {
+        // A kernel used without begin_call (tests of the kernel alone) counts from here.
+        begin_call(steady::now());
         // PAM levels in increasing order (the Gray labels are not monotone).
         const auto& pam = d_c.pam_levels();
         std::vector<int> order(d_P);
@@ -121,6 +141,7 @@ public:
                 search_depth_first(st);
             else
                 search_generic(st);
+            d_work_done += st.evaluated;
             // Undo the column permutation, then pair the I and Q PAM labels.
             for (int k = 0; k < d_N; ++k)
                 d_real_label[qr.perm[k]] = d_label[d_best[k]];
@@ -134,7 +155,32 @@ public:
         }
     }
 
+    void begin_call(steady::time_point start) override
+    {
+        d_deadline = start + d_budget;
+        d_expired = false;
+        d_work_done = 0;
+        d_next_check = 0; // the first check comes right after the first incumbent
+    }
+
 private:
+    //! True when the search of the current vector must stop (deadline set and passed).
+    //! Reads the clock every k_check_evals path metrics of the call; once it has seen
+    //! the deadline pass, answers true without reading it for the rest of the call.
+    bool out_of_time(const vector_stats& st)
+    {
+        if (!d_has_deadline)
+            return false;
+        if (d_expired)
+            return true;
+        const uint64_t work = d_work_done + st.evaluated;
+        if (work < d_next_check)
+            return false;
+        d_next_check = work + k_check_evals;
+        d_expired = steady::now() >= d_deadline;
+        return d_expired;
+    }
+
     struct ranked {
         double metric;
         int entry;
@@ -255,6 +301,11 @@ private:
         // Traversal process: i is the level to fill next, buffer i-1 its source.
         int i = 2;
         while (i > 1) {
+            // d2 < inf: a leaf has been found, so there is a decision to output.
+            if (d2 < k_inf && out_of_time(st)) {
+                st.truncated = generic_work_left(i, d2) ? 1 : 0;
+                return;
+            }
             level_buffer& src = d_buf[i - 2];
             if (src.off < src.count && src.sorted[src.off].metric < d2) {
                 const int n = std::min(d_params.exp[i - 1], src.count - src.off);
@@ -273,6 +324,19 @@ private:
                 --i;
             }
         }
+    }
+
+    //! Deadline stop of the generic search with level i to fill next: is any candidate
+    //! inside the sphere left in the active source buffers (levels 1..i-1)? Those the
+    //! traversal would still expand; the other buffers are stale.
+    bool generic_work_left(int i, double d2) const
+    {
+        for (int x = 2; x <= i; ++x) {
+            const level_buffer& src = d_buf[x - 2];
+            if (src.off < src.count && src.sorted[src.off].metric < d2)
+                return true;
+        }
+        return false;
     }
 
     // ---- Depth-first special case (lvl = N+1..1, exp = 1) -----------------------------
@@ -309,9 +373,17 @@ private:
     }
 
     // Next child of row k in sorted order; false when all were taken.
-    bool next_child(int k, int& idx, double& metric)
+    bool next_child(int k, int& idx, double& metric) { return take_child(d_df[k], k, idx, metric); }
+
+    // The same on a copy of row k's state: the deadline's "work left" test.
+    bool peek_child(int k, int& idx, double& metric) const
     {
-        df_level& l = d_df[k];
+        df_level copy = d_df[k];
+        return take_child(copy, k, idx, metric);
+    }
+
+    bool take_child(df_level& l, int k, int& idx, double& metric) const
+    {
         const bool has_lo = l.lo >= 0, has_hi = l.hi < d_P;
         if (!has_lo && !has_hi)
             return false;
@@ -333,6 +405,13 @@ private:
         while (k < d_N) {
             int idx = 0;
             double m = k_inf;
+            // k > 0 with d2 < inf: rows k..N-1 are being enumerated and a leaf exists.
+            if (k > 0 && d2 < k_inf && out_of_time(st)) {
+                for (int j = k; j < d_N && !st.truncated; ++j)
+                    if (peek_child(j, idx, m) && m < d2)
+                        st.truncated = 1;
+                return;
+            }
             if (k == 0) {
                 // Leaf level: the first sorted child is the minimum.
                 next_child(0, idx, m);
@@ -375,6 +454,13 @@ private:
     std::vector<level_buffer> d_buf;
     std::vector<double> d_base;
     std::vector<int> d_digit;
+    // Deadline (see the top of the file).
+    const std::chrono::nanoseconds d_budget;
+    const bool d_has_deadline;
+    steady::time_point d_deadline;
+    bool d_expired = false;
+    uint64_t d_work_done = 0;  //!< path metrics of the finished vectors of this call
+    uint64_t d_next_check = 0; //!< read the clock when the call's metrics reach this
 };
 
 } // namespace

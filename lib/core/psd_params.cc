@@ -6,6 +6,7 @@
  */
 
 #include "psd_params.h"
+#include <cmath>
 #include <stdexcept>
 
 namespace gr {
@@ -42,6 +43,16 @@ std::string psd_to_string(const std::vector<int>& v)
     for (size_t i = 0; i < v.size(); ++i)
         s += (i ? ", " : "") + std::to_string(v[i]);
     return s + "}";
+}
+
+int64_t psd_deadline_ns(double deadline_us)
+{
+    if (!std::isfinite(deadline_us) || deadline_us < 0.0 || deadline_us > psd_max_deadline_us)
+        throw std::invalid_argument(
+            "mimodet: psd_deadline_us must be finite and between 0 (no deadline) and " +
+            std::to_string(psd_max_deadline_us) + " microseconds, got " +
+            std::to_string(deadline_us));
+    return static_cast<int64_t>(std::ceil(deadline_us * 1e3));
 }
 
 std::vector<int64_t> psd_eval(const psd_params& p, int omega)

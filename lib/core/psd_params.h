@@ -92,6 +92,16 @@ psd_params psd_resolve(const std::vector<int>& lvl,
                        int omega,
                        bool gpu = false);
 
+//! Largest PSD deadline accepted, in microseconds (1000 s: "no deadline" is 0, not a
+//! huge value; the bound keeps the nanosecond count far from overflow).
+constexpr double psd_max_deadline_us = 1e9;
+
+//! detector_config::psd_deadline_us checked (finite, 0 <= us <= psd_max_deadline_us;
+//! throws std::invalid_argument) and converted to nanoseconds, rounded up so that any
+//! positive budget stays positive. 0: no deadline. The one definition for the CPU and
+//! the CUDA PSD.
+int64_t psd_deadline_ns(double deadline_us);
+
 //! "{9, 6, 4, 1}" style text for messages and test names.
 std::string psd_to_string(const std::vector<int>& v);
 

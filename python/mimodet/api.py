@@ -18,6 +18,7 @@ _PARAMS = {
     "llr_clip": "llr_clip",
     "llr_scaled": "llr_scaled",
     "threads": "threads",
+    "deadline_us": "psd_deadline_us",
 }
 
 
@@ -38,6 +39,10 @@ def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params)
                  differences (noise_var times the scaled LLR) for decoders that
                  apply their own noise scaling
       threads    CPU worker threads (0 = all cores)
+      deadline_us PSD real-time budget per detect call in microseconds (0 = none,
+                 exact ML): vectors still searching when it is spent end with the
+                 best decision found so far, flagged in the 'truncated' stats
+                 (detect_bits(..., return_stats=True))
     Raises ValueError for an invalid configuration.
     """
     cfg = detector_config()

@@ -58,6 +58,18 @@ struct MIMODET_API detector_config {
     //! metric differences, noise_var times the scaled LLR (clip and missing values
     //! included), for decoders that apply their own noise scaling.
     bool llr_scaled = true;
+
+    //! PSD real-time budget: the wall-clock microseconds one detect call may spend
+    //! searching; 0 (the default) = none, the exact ML search. With a budget, a vector
+    //! whose search is still running when the budget is spent (and every later vector of
+    //! the call) ends with the best leaf found so far, at the latest after its first
+    //! descent (the Babai point of its ordering), and is flagged in
+    //! vector_stats::truncated; unflagged vectors are exact ML. CPU: measured from the
+    //! start of the call (steady_clock), shared by its worker threads. CUDA: from the
+    //! start of the call's first detection block (the GPU's %globaltimer), so the
+    //! host-device copies and the QR are outside it. Finite and >= 0, at most 1e9
+    //! (psd_deadline_ns); other algorithms refuse a non-zero value.
+    double psd_deadline_us = 0.0;
 };
 
 //! Magnitude given to an LLR whose counter-hypothesis a list detector did not find,
@@ -68,6 +80,10 @@ constexpr float missing_llr = 1000.0f;
 struct vector_stats {
     uint32_t expanded = 0;  //!< tree nodes expanded (children generated)
     uint32_t evaluated = 0; //!< path metrics computed
+    //! 1: the PSD's deadline (detector_config::psd_deadline_us) ended this vector's
+    //! search while candidates inside the sphere were left: the output is the best leaf
+    //! found, possibly not ML. 0: a complete search (exact ML).
+    uint32_t truncated = 0;
 };
 
 /*!

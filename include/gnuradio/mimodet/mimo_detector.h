@@ -44,6 +44,13 @@ namespace mimodet {
  * A slot whose noise_var is not finite and > 0, or whose H or data elements are not
  * finite, is logged as an error, output as zeros (bits 0 / LLRs 0) and counted in
  * bad_slots(). Items of input 0 without a slot tag take the previous slot + 1 (mod 20).
+ *
+ * Real-time deadline (psd only, deadline_us > 0): each detect call of a slot (one per
+ * group of subcarriers with the same number of data symbols, docs/SLOT_LAYOUT.md) may
+ * search for deadline_us (detector_config::psd_deadline_us); vectors still searching
+ * then end with the best decision found so far. A slot with such vectors gets a
+ * "truncated" tag (value: long, the number of truncated vectors) on its first output
+ * item and is counted in truncated_slots(). deadline_us = 0: the exact search.
  */
 class MIMODET_API mimo_detector : virtual public gr::block
 {
@@ -69,6 +76,8 @@ public:
      * \param threads CPU worker threads (0: all cores).
      * \param llr_scaled true: LLRs scaled by 1/noise_var; false: the raw metric
      *        differences (noise_var times the LLR), see detector_config::llr_scaled.
+     * \param deadline_us PSD search budget per detect call in microseconds (0: none,
+     *        exact ML; psd only), see detector_config::psd_deadline_us.
      *
      * Throws std::invalid_argument for an invalid configuration.
      */
@@ -87,7 +96,8 @@ public:
                      int sorted_qr = -1,
                      float llr_clip = 0.0f,
                      int threads = 0,
-                     bool llr_scaled = true);
+                     bool llr_scaled = true,
+                     double deadline_us = 0.0);
 
     //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
     virtual int items_per_slot(int ns) const = 0;
@@ -99,6 +109,8 @@ public:
     virtual uint64_t bad_slots() const = 0;
     //! Items of input 0 that had no "slot" tag.
     virtual uint64_t untagged_slots() const = 0;
+    //! Slots in which the PSD deadline truncated at least one vector's search.
+    virtual uint64_t truncated_slots() const = 0;
 };
 
 } // namespace mimodet

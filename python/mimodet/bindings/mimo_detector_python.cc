@@ -40,10 +40,13 @@ void bind_mimo_detector(py::module& m)
              py::arg("llr_clip") = 0.0f,
              py::arg("threads") = 0,
              py::arg("llr_scaled") = true,
+             py::arg("deadline_us") = 0.0,
              "algorithm 'ml', 'zf', 'mmse', 'psd', 'fsd', 'sfsd' or 'mtt'; bandwidth_mhz in "
              "{1.4, 3, 5, 10, 15, 20}; n_tx in {1, 2, 4}; n_rx n_tx..8; modulation 'qpsk', "
              "'16qam' or '64qam'; cell_id 0..503; backend 'cpu', 'cuda' or 'auto'; "
-             "soft_output: float LLRs instead of bits (not for psd, fsd). Unset algorithm "
+             "soft_output: float LLRs instead of bits (not for psd, fsd); deadline_us: psd "
+             "search budget per detect call (0: exact), truncated slots get a "
+             "'truncated' tag. Unset algorithm "
              "parameters (-1, []) take the algorithm's default. ValueError otherwise.")
         .def("items_per_slot",
              &mimo_detector::items_per_slot,
@@ -58,5 +61,8 @@ void bind_mimo_detector(py::module& m)
              "Slots output as zeros because H, the grids or noise_var were unusable.")
         .def("untagged_slots",
              &mimo_detector::untagged_slots,
-             "Items of input 0 without a 'slot' tag (ns continued from the previous slot).");
+             "Items of input 0 without a 'slot' tag (ns continued from the previous slot).")
+        .def("truncated_slots",
+             &mimo_detector::truncated_slots,
+             "Slots in which the psd deadline truncated at least one vector's search.");
 }

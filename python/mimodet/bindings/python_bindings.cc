@@ -97,15 +97,19 @@ py::array_t<T> make_output(const batch_view& v, int nb)
 py::object with_stats(py::object out, const batch_view& v, std::vector<vector_stats>& st)
 {
     py::array_t<uint32_t> expanded(v.n_mat * v.n_sym), evaluated(v.n_mat * v.n_sym);
+    py::array_t<uint8_t> truncated(v.n_mat * v.n_sym);
     auto e = expanded.mutable_unchecked<1>();
     auto ev = evaluated.mutable_unchecked<1>();
+    auto tr = truncated.mutable_unchecked<1>();
     for (size_t i = 0; i < st.size(); ++i) {
         e(i) = st[i].expanded;
         ev(i) = st[i].evaluated;
+        tr(i) = static_cast<uint8_t>(st[i].truncated);
     }
     py::dict d;
     d["expanded"] = expanded;
     d["evaluated"] = evaluated;
+    d["truncated"] = truncated; // 1: cut short by the PSD deadline
     return py::make_tuple(out, d);
 }
 
@@ -163,7 +167,8 @@ PYBIND11_MODULE(mimodet_python, m)
         .def_readwrite("sfsd_niter", &detector_config::sfsd_niter)
         .def_readwrite("sorted_qr", &detector_config::sorted_qr)
         .def_readwrite("llr_clip", &detector_config::llr_clip)
-        .def_readwrite("llr_scaled", &detector_config::llr_scaled);
+        .def_readwrite("llr_scaled", &detector_config::llr_scaled)
+        .def_readwrite("psd_deadline_us", &detector_config::psd_deadline_us);
 
     py::class_<detector, std::shared_ptr<detector>>(m, "detector_impl")
         .def_property_readonly("soft", &detector::soft)
@@ -196,7 +201,8 @@ PYBIND11_MODULE(mimodet_python, m)
             py::arg("noise_var"),
             py::arg("return_stats") = false,
             "Hard bits, uint8 (B, n_tx*q) or (B, S, n_tx*q). With return_stats, also a "
-            "dict of per-vector 'expanded'/'evaluated' node counts.")
+            "dict of per-vector 'expanded'/'evaluated' node counts and 'truncated' flags "
+            "(psd deadline).")
         .def(
             "detect_llr",
             [](detector& d, py::object H, py::object y, py::object nv) {

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-mimodet developers.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""QA of the PSD deadline from Python: the deadline_us keyword of mimodet.detector (the
+'truncated' stats) and of the mimo_detector block ('truncated' tags, truncated_slots())."""
+
+import numpy as np
+import pmt
+from gnuradio import gr_unittest
+
+from gnuradio import mimodet
+# The slot builders of the block's QA (the framer's mapping, a flowgraph around the block).
+from qa_mimo_detector import make_slot, run_detector
+
+
+def rayleigh(rng, n_mat, n_sym, n_tx, n_rx, mod, snr_db):
+    """H (B, n_rx, n_tx), y (B, S, n_rx) of random symbols, noise_var."""
+    pts = mimodet.constellation_points(mimodet.parse_modulation(mod))
+    H = ((rng.standard_normal((n_mat, n_rx, n_tx)) + 1j * rng.standard_normal((n_mat, n_rx, n_tx)))
+         / np.sqrt(2)).astype(np.complex64)
+    x = pts[rng.integers(0, len(pts), size=(n_mat, n_sym, n_tx))]
+    nv = mimodet.snr_to_noise_var(snr_db, n_tx)
+    n = np.sqrt(nv / 2) * (rng.standard_normal((n_mat, n_sym, n_rx))
+                           + 1j * rng.standard_normal((n_mat, n_sym, n_rx)))
+    y = (np.einsum("brt,bst->bsr", H, x) + n).astype(np.complex64)
+    return H, y, np.float32(nv)
+
+
+class qa_psd_deadline(gr_unittest.TestCase):
+    def setUp(self):
+        self.rng = np.random.default_rng(5)
+
+    def test_001_detector_keyword(self):
+        H, y, nv = rayleigh(self.rng, 100, 7, 4, 4, "64qam", 6.0)
+        exact = mimodet.detector("psd", 4, 4, "64qam", threads=1)
+        ref, ref_st = exact.detect_bits(H, y, nv, return_stats=True)
+        self.assertEqual(int(ref_st["truncated"].sum()), 0)
+        cut = mimodet.detector("psd", 4, 4, "64qam", threads=1, deadline_us=1.0)
+        bits, st = cut.detect_bits(H, y, nv, return_stats=True)
+        flags = st["truncated"].reshape(100, 7).astype(bool)
+        self.assertTrue(flags.any())
+        self.assertTrue(np.isin(bits, (0, 1)).all())
+        # Unflagged vectors had their whole exact search: the exact decisions.
+        np.testing.assert_array_equal(bits[~flags], ref[~flags])
+
+    def test_002_refused(self):
+        with self.assertRaises(ValueError):
+            mimodet.detector("mmse", 2, 2, deadline_us=10.0)
+        with self.assertRaises(ValueError):
+            mimodet.detector("psd", 2, 2, deadline_us=-1.0)
+        with self.assertRaises(ValueError):
+            mimodet.mimo_detector("fsd", 1.4, 2, 2, "16qam", 0, deadline_us=10.0)
+
+    def run_block(self, deadline_us, slots, snr_db):
+        mhz, n_tx, n_rx, mod, cell_id = 1.4, 4, 4, "64qam", 9
+        grid = mimodet.lte_grid(mimodet.lte_numerology.from_bandwidth(mhz), n_tx, cell_id)
+        nv = mimodet.snr_to_noise_var(snr_db, n_tx)
+        gen = [make_slot(self.rng, grid, ns, n_rx, mod, nv) for ns in slots]
+        det = mimodet.mimo_detector("psd", mhz, n_tx, n_rx, mod, cell_id, "cpu", False,
+                                    threads=1, deadline_us=deadline_us)
+        out, tags = run_detector(det, mhz, n_rx, [g[1] for g in gen], [g[2] for g in gen],
+                                 [nv] * len(slots), slots, False)
+        self.assertEqual(len(out), sum(len(g[0]) for g in gen))
+        self.assertTrue(np.isin(out, (0, 1)).all())
+        starts = [t.offset for t in tags if pmt.symbol_to_string(t.key) == "slot"]
+        trunc = [t for t in tags if pmt.symbol_to_string(t.key) == "truncated"]
+        return det, starts, trunc
+
+    def test_003_block_tags(self):
+        slots = [1, 2, 3]
+        det, starts, trunc = self.run_block(0.0, slots, 6.0)
+        self.assertEqual(trunc, [])
+        self.assertEqual(det.truncated_slots(), 0)
+        det, starts, trunc = self.run_block(1.0, slots, 6.0)
+        # Every slot of 4x4 64QAM at 6 dB runs out of 1 us; each is tagged once, on its
+        # first item, with its count of truncated vectors.
+        self.assertEqual(det.truncated_slots(), len(trunc))
+        self.assertGreater(len(trunc), 0)
+        for t in trunc:
+            self.assertIn(t.offset, starts)
+            self.assertGreater(pmt.to_long(t.value), 0)
+        self.assertEqual(len({t.offset for t in trunc}), len(trunc))
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_psd_deadline)
