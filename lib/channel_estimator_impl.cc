@@ -8,9 +8,11 @@
 #include "channel_estimator_impl.h"
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimodet/lte_grid.h>
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace gr {
 namespace mimodet {
@@ -33,19 +35,33 @@ int checked_n_tx(int n_tx)
 }
 
 int grid_size(double mhz) { return 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
+
+// 0 -> min(hardware threads, pairs): the pairs bound the LS phase's parallelism, and more
+// threads than cores would only compete with the other blocks.
+int resolved_threads(int threads, int n_tx, int n_rx)
+{
+    if (threads < 0 || threads > 256)
+        throw std::invalid_argument("mimodet: channel_estimator: threads must be 0..256, got " +
+                                    std::to_string(threads));
+    if (threads > 0)
+        return threads;
+    const int hw = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, std::min(hw > 0 ? hw : 1, n_tx * n_rx));
+}
 } // namespace
 
 channel_estimator::sptr
-channel_estimator::make(double bandwidth_mhz, int n_tx, int n_rx, int cell_id)
+channel_estimator::make(double bandwidth_mhz, int n_tx, int n_rx, int cell_id, int threads)
 {
     return gnuradio::make_block_sptr<channel_estimator_impl>(
-        bandwidth_mhz, n_tx, n_rx, cell_id);
+        bandwidth_mhz, n_tx, n_rx, cell_id, threads);
 }
 
 channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
                                                int n_tx,
                                                int n_rx,
-                                               int cell_id)
+                                               int cell_id,
+                                               int threads)
     : gr::sync_block(
           "channel_estimator",
           gr::io_signature::make(checked_n_rx(n_rx),
@@ -57,7 +73,12 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
               { static_cast<int>(sizeof(gr_complex)) *
                     lte_numerology::from_bandwidth(bandwidth_mhz).n_sc * n_rx * checked_n_tx(n_tx),
                 static_cast<int>(sizeof(float)) })),
-      d_est(lte_numerology::from_bandwidth(bandwidth_mhz), n_tx, n_rx, cell_id),
+      d_est(lte_numerology::from_bandwidth(bandwidth_mhz),
+            n_tx,
+            n_rx,
+            cell_id,
+            4.7, // the core's default maximal delay spread (the normal CP)
+            resolved_threads(threads, checked_n_tx(n_tx), checked_n_rx(n_rx))),
       d_slot_key(pmt::mp("slot")),
       d_grids(n_rx)
 {
@@ -74,7 +95,8 @@ int channel_estimator_impl::work(int noutput_items,
     auto* nv = static_cast<float*>(output_items[1]);
     const uint64_t first = nitems_read(0);
 
-    std::vector<gr::tag_t> tags;
+    std::vector<gr::tag_t>& tags = d_tags;
+    tags.clear();
     get_tags_in_range(tags, 0, first, first + noutput_items, d_slot_key);
     size_t ti = 0;
 

@@ -20,9 +20,10 @@ namespace mimodet {
 class channel_estimator_impl : public channel_estimator
 {
 public:
-    channel_estimator_impl(double bandwidth_mhz, int n_tx, int n_rx, int cell_id);
+    channel_estimator_impl(double bandwidth_mhz, int n_tx, int n_rx, int cell_id, int threads);
 
     int n_sc() const override { return d_est.n_sc(); }
+    int threads() const override { return d_est.threads(); }
     uint64_t slots_processed() const override { return d_slots.load(); }
     uint64_t bad_slots() const override { return d_bad.load(); }
     uint64_t untagged_slots() const override { return d_untagged.load(); }
@@ -38,6 +39,7 @@ private:
     // Read by other threads (GUI probes, tests) while work() runs.
     std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 };
     std::vector<const gr_complex*> d_grids;
+    std::vector<gr::tag_t> d_tags; //!< reused by work() (no allocation per call)
 };
 
 } // namespace mimodet

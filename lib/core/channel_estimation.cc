@@ -7,7 +7,9 @@
 
 #include "channel_estimation.h"
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -17,12 +19,48 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
+namespace {
+constexpr double kSubcarrierHz = 15e3;
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kBMin = 10e-9;   // smallest model spread b (s)
+constexpr double kBStep = 1.26;   // b grid ratio
+constexpr double kSnrStepDb = 1.5; // SNR grid step
+constexpr int kWindow = 32;        // pilots per Wiener window
+constexpr double kBRef = 250e-9;   // spread above which the margin is 2x
+constexpr size_t kMaxFilters = 128; // cache bound (weights: n_sc * kWindow floats each)
+const int kLags[] = { 6, 12, 24, 48, 96 }; // lags of the spread fit (subcarriers)
+constexpr int kNumLags = sizeof(kLags) / sizeof(kLags[0]);
+
+// Physical frequency of subcarrier k in subcarrier spacings (the DC subcarrier is not
+// part of the grid: k = n_sc / 2 is one above DC, k = n_sc / 2 - 1 one below).
+double pos(int k, int n_sc) { return k < n_sc / 2 ? k : k + 1; }
+
+double b_of_idx(int i) { return kBMin * std::pow(kBStep, i); }
+
+// Frequency correlation of a two-sided exponential PDP exp(-|tau| / b).
+double corr(double dk, double b)
+{
+
+    const double x = 2.0 * kPi * dk * kSubcarrierHz * b;
+    return 1.0 / (1.0 + x * x);
+}
+} // namespace
+
 channel_estimation::channel_estimation(const lte_numerology& num,
                                        int n_tx,
                                        int n_rx,
                                        int cell_id,
-                                       double max_delay_us)
-    : d_grid(num, n_tx, cell_id), d_n_tx(n_tx), d_n_rx(n_rx), d_max_delay_s(max_delay_us * 1e-6)
+                                       double max_delay_us,
+                                       int threads)
+    : d_grid(num, n_tx, cell_id),
+      d_n_tx(n_tx),
+      d_n_rx(n_rx),
+      d_max_delay_s(max_delay_us * 1e-6),
+      d_pool(threads >= 1 && threads <= 256
+                 ? threads
+                 : throw std::invalid_argument("mimodet: channel estimation threads must be "
+                                               "1..256, got " +
+                                               std::to_string(threads)))
 {
     if (!(max_delay_us > 0.0 && max_delay_us <= 100.0))
         throw std::invalid_argument("mimodet: max_delay_us must be in (0, 100], got " +
@@ -71,34 +109,133 @@ channel_estimation::channel_estimation(const lte_numerology& num,
             d_patterns.push_back(&p);
         }
     }
+    // Flattened CRS lists and the index pairs of the per-slot statistics, so that
+    // estimate() does no searching and no allocation.
+    for (auto& p : d_ports) {
+        p.off.push_back(0);
+        for (size_t i = 0; i < p.k.size(); ++i) {
+            for (size_t e = 0; e < p.re[i].size(); ++e) {
+                p.re_flat.push_back(p.re[i][e]);
+                p.inv_flat.push_back(p.inv_x[i][e]);
+            }
+            p.off.push_back(static_cast<int>(p.re_flat.size()));
+            p.n_flat.push_back(static_cast<float>(p.re[i].size()));
+        }
+        const auto& k = p.k;
+        for (size_t i = 0; i + 1 < k.size(); ++i)
+            if (k[i + 1] - k[i] == (k.size() > 1 ? k[1] - k[0] : 0) &&
+                pos(k[i + 1], n_sc) - pos(k[i], n_sc) == k[i + 1] - k[i])
+                p.delay_pairs.push_back(static_cast<int>(i));
+        p.lag_pairs.resize(kNumLags);
+        for (int li = 0; li < kNumLags; ++li) {
+            const int L = kLags[li];
+            size_t j = 0;
+            for (size_t i = 0; i < k.size(); ++i) {
+                while (j < k.size() && k[j] < k[i] + L)
+                    ++j;
+                if (j == k.size())
+                    break;
+                if (k[j] == k[i] + L)
+                    p.lag_pairs[li].emplace_back(static_cast<int>(i), static_cast<int>(j));
+            }
+        }
+        d_max_pilots = std::max(d_max_pilots, k.size());
+    }
+    const size_t pairs = static_cast<size_t>(n_tx) * n_rx;
+    d_ls.resize(pairs * d_max_pilots);
+    d_pstride = 4 * ((2 * n_rx + 3) / 4);
+    d_lst.assign(static_cast<size_t>(n_tx) * d_max_pilots * d_pstride, 0.0f);
+    d_rot.resize(n_sc);
+    d_dsum.resize(pairs * 2);
+    d_dcount.resize(pairs * 2);
 }
 
-namespace {
-constexpr double kSubcarrierHz = 15e3;
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kBMin = 10e-9;   // smallest model spread b (s)
-constexpr double kBStep = 1.26;   // b grid ratio
-constexpr double kSnrStepDb = 1.5; // SNR grid step
-constexpr int kWindow = 32;        // pilots per Wiener window
-constexpr double kBRef = 250e-9;   // spread above which the margin is 2x
-constexpr size_t kMaxFilters = 128; // cache bound (weights: n_sc * kWindow floats each)
+channel_estimation::~channel_estimation() = default;
 
-// Physical frequency of subcarrier k in subcarrier spacings (the DC subcarrier is not
-// part of the grid: k = n_sc / 2 is one above DC, k = n_sc / 2 - 1 one below).
-double pos(int k, int n_sc) { return k < n_sc / 2 ? k : k + 1; }
-
-double b_of_idx(int i) { return kBMin * std::pow(kBStep, i); }
-
-// Frequency correlation of a two-sided exponential PDP exp(-|tau| / b).
-double corr(double dk, double b)
+channel_estimation::pool::pool(int threads) : d_size(threads)
 {
-
-    const double x = 2.0 * kPi * dk * kSubcarrierHz * b;
-    return 1.0 / (1.0 + x * x);
+    for (int i = 1; i < threads; ++i)
+        d_threads.emplace_back([this, i] { worker(i); });
 }
-} // namespace
 
-const channel_estimation::wiener_filter&
+channel_estimation::pool::~pool()
+{
+    {
+        std::lock_guard<std::mutex> lk(d_mutex);
+        d_stop = true;
+        ++d_gen;
+    }
+    d_cv.notify_all();
+    for (auto& t : d_threads)
+        t.join();
+}
+
+void channel_estimation::pool::run(int n, const std::function<void(int)>& f)
+{
+    if (d_threads.empty() || n <= 1) {
+        for (int i = 0; i < n; ++i)
+            f(i);
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lk(d_mutex);
+        // A worker that joined the previous job too late to claim a task may still be
+        // reading it; workers join only under this mutex, so this wait is short and final.
+        while (d_in_flight.load() != 0)
+            std::this_thread::yield();
+        d_job = &f;
+        d_n = n;
+        d_next.store(0);
+        d_done.store(0);
+        ++d_gen;
+    }
+    d_cv.notify_all();
+    // The caller works too: the job finishes even if no worker wakes up in time.
+    int mine = 0;
+    for (int i; (i = d_next.fetch_add(1)) < n; ++mine)
+        f(i);
+    d_done.fetch_add(mine);
+    // Every task is claimed; wait for those still running on workers (not for workers
+    // that join late and find nothing: the next run() waits for those).
+    while (d_done.load() < n)
+        std::this_thread::yield();
+}
+
+void channel_estimation::pool::worker(int id)
+{
+    uint64_t seen = 0;
+    // How long a worker keeps polling for the next job before sleeping: covers the gap
+    // between the phases of a slot and, at real-time rates, part of the gap to the next.
+    const auto spin = std::chrono::microseconds(200);
+    for (;;) {
+        const auto until = std::chrono::steady_clock::now() + spin;
+        while (d_gen.load() == seen && std::chrono::steady_clock::now() < until)
+            std::this_thread::yield();
+        const std::function<void(int)>* job;
+        int n;
+        {
+            std::unique_lock<std::mutex> lk(d_mutex);
+            d_cv.wait(lk, [&] { return d_gen.load() != seen; });
+            if (d_stop)
+                return;
+            seen = d_gen.load();
+            // A job of n tasks needs at most n - 1 workers besides the caller; the others
+            // stay out (joining costs a turn at the mutex).
+            if (id >= d_n)
+                continue;
+            ++d_in_flight;
+            job = d_job;
+            n = d_n;
+        }
+        int done = 0;
+        for (int i; (i = d_next.fetch_add(1)) < n; ++done)
+            (*job)(i);
+        d_done.fetch_add(done);
+        --d_in_flight;
+    }
+}
+
+std::shared_ptr<const channel_estimation::wiener_filter>
 channel_estimation::filter(int pattern, int b_idx, int snr_idx) const
 {
     const auto key = std::make_tuple(pattern, b_idx, snr_idx);
@@ -111,22 +248,44 @@ channel_estimation::filter(int pattern, int b_idx, int snr_idx) const
     const int n_sc = this->n_sc();
     const double b = b_of_idx(b_idx);
     const double inv_snr = std::pow(10.0, -kSnrStepDb * snr_idx / 10.0);
-    wiener_filter f;
-    f.M = M;
-    f.start.resize(n_sc);
-    f.w.resize(static_cast<size_t>(n_sc) * M);
-    std::vector<double> R(static_cast<size_t>(M) * M), L(R.size()), rhs(M), y(M);
+    auto f = std::make_shared<wiener_filter>();
+    f->M = M;
+    f->start.resize(n_sc);
+    f->w.resize(static_cast<size_t>(n_sc) * M);
+    // The window covariance R depends only on the window's pilot offsets (relative to its
+    // first pilot, the DC gap counted) and pilot counts; on the regular pilot grid most
+    // windows share one R. Factorise each distinct R once: the same numbers as a
+    // factorisation per subcarrier, since corr() sees the same (integer) offsets.
+    std::map<std::vector<int>, int> distinct; // offsets and counts -> factor index
+    std::vector<int> factor_of_start(P, -1), first_start;
     for (int k = 0; k < n_sc; ++k) {
         const int c = static_cast<int>(std::lower_bound(p.k.begin(), p.k.end(), k) - p.k.begin());
         const int s = std::max(0, std::min(c - M / 2, P - M));
-        f.start[k] = s;
+        f->start[k] = s;
+        if (factor_of_start[s] >= 0)
+            continue;
+        std::vector<int> sig(2 * M);
+        for (int i = 0; i < M; ++i) {
+            sig[i] = static_cast<int>(pos(p.k[s + i], n_sc) - pos(p.k[s], n_sc));
+            sig[M + i] = static_cast<int>(p.re[s + i].size());
+        }
+        const auto ins = distinct.emplace(std::move(sig), static_cast<int>(first_start.size()));
+        if (ins.second)
+            first_start.push_back(s);
+        factor_of_start[s] = ins.first->second;
+    }
+    const size_t MM = static_cast<size_t>(M) * M;
+    std::vector<double> Ls(first_start.size() * MM);
+    d_pool.run(static_cast<int>(first_start.size()), [&](int fi) {
+        const int s = first_start[fi];
+        std::vector<double> R(MM);
+        double* L = &Ls[fi * MM];
         for (int i = 0; i < M; ++i) {
             for (int j = 0; j < M; ++j)
                 R[i * M + j] = corr(pos(p.k[s + i], n_sc) - pos(p.k[s + j], n_sc), b);
             R[i * M + i] += inv_snr / static_cast<double>(p.re[s + i].size());
-            rhs[i] = corr(pos(k, n_sc) - pos(p.k[s + i], n_sc), b);
         }
-        // Cholesky R = L L^T, then L y = rhs, L^T w = y.
+        // Cholesky R = L L^T.
         for (int i = 0; i < M; ++i)
             for (int j = 0; j <= i; ++j) {
                 double v = R[i * M + j];
@@ -137,21 +296,55 @@ channel_estimation::filter(int pattern, int b_idx, int snr_idx) const
                 else
                     L[i * M + j] = v / L[j * M + j];
             }
-        for (int i = 0; i < M; ++i) {
-            double v = rhs[i];
-            for (int q = 0; q < i; ++q)
-                v -= L[i * M + q] * y[q];
-            y[i] = v / L[i * M + i];
-        }
-        for (int i = M - 1; i >= 0; --i) {
-            double v = y[i];
-            for (int q = i + 1; q < M; ++q)
-                v -= L[q * M + i] * f.w[static_cast<size_t>(k) * M + q];
-            f.w[static_cast<size_t>(k) * M + i] = static_cast<float>(v / L[i * M + i]);
-        }
+    });
+    // Per subcarrier: L y = rhs, L^T w = y. Subcarriers at the same offset from windows
+    // with the same R have the same rhs, hence the same weights: solve one of each
+    // (in parallel) and copy the rest.
+    std::map<std::pair<int, int>, int> solved; // (factor, offset of k) -> representative
+    std::vector<int> rep_of(n_sc), reps;
+    for (int k = 0; k < n_sc; ++k) {
+        const int s = f->start[k];
+        const auto key2 = std::make_pair(factor_of_start[s],
+                                         static_cast<int>(pos(k, n_sc) - pos(p.k[s], n_sc)));
+        const auto ins = solved.emplace(key2, k);
+        if (ins.second)
+            reps.push_back(k);
+        rep_of[k] = ins.first->second;
     }
+    const int block = 8;
+    const int n_reps = static_cast<int>(reps.size());
+    d_pool.run((n_reps + block - 1) / block, [&](int bi) {
+        std::vector<double> rhs(M), y(M);
+        for (int ri = bi * block; ri < std::min(n_reps, (bi + 1) * block); ++ri) {
+            const int k = reps[ri];
+            const int s = f->start[k];
+            const double* L = &Ls[factor_of_start[s] * MM];
+            float* w = &f->w[static_cast<size_t>(k) * M];
+            for (int i = 0; i < M; ++i)
+                rhs[i] = corr(pos(k, n_sc) - pos(p.k[s + i], n_sc), b);
+            for (int i = 0; i < M; ++i) {
+                double v = rhs[i];
+                for (int q = 0; q < i; ++q)
+                    v -= L[i * M + q] * y[q];
+                y[i] = v / L[i * M + i];
+            }
+            // The back substitution uses the already rounded (float) weights, as the
+            // original per-subcarrier code did.
+            for (int i = M - 1; i >= 0; --i) {
+                double v = y[i];
+                for (int q = i + 1; q < M; ++q)
+                    v -= L[q * M + i] * w[q];
+                w[i] = static_cast<float>(v / L[i * M + i]);
+            }
+        }
+    });
+    for (int k = 0; k < n_sc; ++k)
+        if (rep_of[k] != k)
+            std::memcpy(&f->w[static_cast<size_t>(k) * M],
+                        &f->w[static_cast<size_t>(rep_of[k]) * M],
+                        M * sizeof(float));
     if (d_filters.size() >= kMaxFilters)
-        d_filters.clear(); // callers hold no reference across filter() calls
+        d_filters.clear(); // callers hold shared pointers, which stay valid
     return d_filters.emplace(key, std::move(f)).first->second;
 }
 
@@ -198,6 +391,81 @@ void channel_estimation::difference_energy(
     }
 }
 
+namespace {
+// Four floats, for the Wiener filtering below (GCC/Clang vector extension: element-wise
+// IEEE arithmetic, SSE on x86-64 without extra flags). The unaligned variant loads from
+// any float address.
+typedef float v4 __attribute__((vector_size(16)));
+typedef float v4u __attribute__((vector_size(16), aligned(4)));
+
+// Wiener filtering of KB subcarriers of one port: per subcarrier, all NR receive
+// antennas at once (the weights are the same for all of them). g[b]: the port's
+// derotated LS values from the subcarrier's window start on, one pilot per 4 * NV floats
+// (antenna r's re, im at 2r, 2r + 1). Each (subcarrier, antenna) sum runs over j in the
+// serial code's order (no reassociation, lanes are independent sums), so the result is
+// that of one std::complex accumulation per antenna; the KB * NV independent vectors
+// hide the latency of an addition.
+template <int NV, int KB>
+inline void wiener_block(const float* const* w, const float* const* g, int M, v4 (*acc)[NV])
+{
+    v4 a[KB][NV];
+    for (int b = 0; b < KB; ++b)
+        for (int v = 0; v < NV; ++v)
+            a[b][v] = v4{ 0.0f, 0.0f, 0.0f, 0.0f };
+    for (int j = 0; j < M; ++j)
+        for (int b = 0; b < KB; ++b) {
+            const float wj = w[b][j];
+            const v4 wv = { wj, wj, wj, wj };
+            const float* gj = g[b] + j * 4 * NV;
+            for (int v = 0; v < NV; ++v)
+                a[b][v] += wv * *reinterpret_cast<const v4u*>(gj + 4 * v);
+        }
+    for (int b = 0; b < KB; ++b)
+        for (int v = 0; v < NV; ++v)
+            acc[b][v] = a[b][v];
+}
+} // namespace
+
+template <int NR>
+void channel_estimation::apply_wiener(const wiener_filter* const* filt,
+                                      double theta,
+                                      int k0,
+                                      int k1,
+                                      cf* H) const
+{
+    constexpr int NV = (2 * NR + 3) / 4; // vectors per pilot (d_pstride = 4 * NV)
+    // Subcarriers per call: enough independent sums to cover the latency of an addition.
+    constexpr int KB = NV >= 4 ? 1 : NV >= 2 ? 2 : 4;
+    const int n_sc = this->n_sc();
+    v4 acc[KB][NV];
+    cf rot[KB];
+    for (int k = k0; k < k1; k += KB) {
+        const int nk = std::min(KB, k1 - k);
+        for (int b = 0; b < nk; ++b)
+            rot[b] = std::polar(1.0f, static_cast<float>(theta * pos(k + b, n_sc)));
+        for (int t = 0; t < d_n_tx; ++t) {
+            const wiener_filter& f = *filt[t];
+            const int M = f.M;
+            const float* base = &d_lst[static_cast<size_t>(t) * d_max_pilots * 4 * NV];
+            const float* w[KB];
+            const float* g[KB];
+            for (int b = 0; b < KB; ++b) {
+                const int kb = k + std::min(b, nk - 1); // the tail repeats its last subcarrier
+                w[b] = &f.w[static_cast<size_t>(kb) * M];
+                g[b] = base + static_cast<size_t>(f.start[kb]) * 4 * NV;
+            }
+            wiener_block<NV, KB>(w, g, M, acc);
+            for (int b = 0; b < nk; ++b) {
+                float a[4 * NV];
+                std::memcpy(a, acc[b], sizeof(a));
+                for (int r = 0; r < NR; ++r)
+                    H[(static_cast<size_t>(k + b) * NR + r) * d_n_tx + t] =
+                        cf(a[2 * r], a[2 * r + 1]) * rot[b];
+            }
+        }
+    }
+}
+
 float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
 {
     if (ns < 0 || ns >= lte_numerology::slots_per_frame)
@@ -205,36 +473,43 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
                                     std::to_string(ns));
     const int n_sc = this->n_sc();
     const size_t stride = static_cast<size_t>(d_n_rx) * d_n_tx;
+    const int n_pairs = d_n_tx * d_n_rx;
+    const size_t Pm = d_max_pilots;
+    const port_pilots* ports = &d_ports[static_cast<size_t>(ns) * d_n_tx];
     double sum[4] = { 0, 0, 0, 0 }, power = 0.0;
     size_t count[4] = { 0, 0, 0, 0 }, n_power = 0;
-    // 1. LS at the pilots, ls[t * n_rx + r][i]; noise from the ports 0/1 residuals.
-    std::vector<std::vector<cf>> ls(static_cast<size_t>(d_n_tx) * d_n_rx);
-    for (int t = 0; t < d_n_tx; ++t) {
-        const auto& p = d_ports[ns * d_n_tx + t];
-        for (int r = 0; r < d_n_rx; ++r) {
-            auto& v = ls[t * d_n_rx + r];
-            v.resize(p.k.size());
-            const cf* y = grids[r];
-            for (size_t i = 0; i < p.k.size(); ++i) {
-                cf acc(0.0f, 0.0f);
-                for (size_t e = 0; e < p.re[i].size(); ++e)
-                    acc += y[p.re[i][e]] * p.inv_x[i][e];
-                v[i] = acc / static_cast<float>(p.re[i].size());
-            }
-            if (t < d_noise_ports) {
-                for (int d = 2; d <= 3; ++d) {
-                    double s;
-                    size_t c;
-                    difference_energy(v.data(), v.size(), d, s, c);
-                    sum[d] += s;
-                    count[d] += c;
-                }
-                for (const cf& x : v)
-                    power += std::norm(x);
-                n_power += v.size();
-            }
+    // 1. LS at the pilots, d_ls[(t * n_rx + r) * Pm + i], and the difference energies of
+    // the noise estimate, one (t, r) pair per task.
+    d_pool.run(n_pairs, [&](int pair) {
+        const int t = pair / d_n_rx, r = pair % d_n_rx;
+        const port_pilots& p = ports[t];
+        cf* v = &d_ls[pair * Pm];
+        const cf* y = grids[r];
+        const size_t P = p.k.size();
+        for (size_t i = 0; i < P; ++i) {
+            cf acc(0.0f, 0.0f);
+            for (int e = p.off[i]; e < p.off[i + 1]; ++e)
+                acc += y[p.re_flat[e]] * p.inv_flat[e];
+            v[i] = acc / p.n_flat[i];
         }
-    }
+        if (t < d_noise_ports)
+            for (int d = 2; d <= 3; ++d)
+                difference_energy(v, P, d, d_dsum[pair * 2 + d - 2], d_dcount[pair * 2 + d - 2]);
+    });
+    // Combined in the serial order (t, r), so the sums do not depend on the threads.
+    for (int t = 0; t < d_noise_ports; ++t)
+        for (int r = 0; r < d_n_rx; ++r) {
+            const int pair = t * d_n_rx + r;
+            for (int d = 2; d <= 3; ++d) {
+                sum[d] += d_dsum[pair * 2 + d - 2];
+                count[d] += d_dcount[pair * 2 + d - 2];
+            }
+            const cf* v = &d_ls[pair * Pm];
+            const size_t P = ports[t].k.size();
+            for (size_t i = 0; i < P; ++i)
+                power += std::norm(v[i]);
+            n_power += P;
+        }
     double nv = std::numeric_limits<double>::infinity();
     for (int d = 2; d <= 3; ++d)
         if (count[d] > 0)
@@ -249,8 +524,8 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
         // Unusable slot: plain interpolation (propagates NaN / zeros), NaN noise.
         for (int t = 0; t < d_n_tx; ++t)
             for (int r = 0; r < d_n_rx; ++r)
-                interpolate(d_ports[ns * d_n_tx + t].k,
-                            ls[t * d_n_rx + r].data(),
+                interpolate(ports[t].k,
+                            &d_ls[(t * d_n_rx + r) * Pm],
                             n_sc,
                             H + r * d_n_tx + t,
                             stride);
@@ -259,60 +534,53 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
 
     // 2. Mean delay: phase slope of the adjacent-pilot correlation (ports 0/1).
     std::complex<double> s1 = 0.0;
-    for (int t = 0; t < d_noise_ports; ++t) {
-        const auto& k = d_ports[ns * d_n_tx + t].k;
+    for (int t = 0; t < d_noise_ports; ++t)
         for (int r = 0; r < d_n_rx; ++r) {
-            const auto& v = ls[t * d_n_rx + r];
-            for (size_t i = 0; i + 1 < v.size(); ++i)
-                if (k[i + 1] - k[i] == (k.size() > 1 ? k[1] - k[0] : 0) &&
-                    pos(k[i + 1], n_sc) - pos(k[i], n_sc) == k[i + 1] - k[i])
-                    s1 += std::conj(std::complex<double>(v[i])) * std::complex<double>(v[i + 1]);
+            const cf* v = &d_ls[(t * d_n_rx + r) * Pm];
+            for (int i : ports[t].delay_pairs)
+                s1 += std::conj(std::complex<double>(v[i])) * std::complex<double>(v[i + 1]);
         }
-    }
-    const int d0 = d_ports[ns * d_n_tx].k.size() > 1
-                       ? d_ports[ns * d_n_tx].k[1] - d_ports[ns * d_n_tx].k[0]
-                       : 1;
+    const int d0 = ports[0].k.size() > 1 ? ports[0].k[1] - ports[0].k[0] : 1;
     const double theta = std::abs(s1) > 0.0 ? std::arg(s1) / d0 : 0.0;
-    std::vector<cf> rot(n_sc);
-    for (int k = 0; k < n_sc; ++k)
-        rot[k] = std::polar(1.0f, static_cast<float>(theta * pos(k, n_sc)));
+    // The phase at the pilot subcarriers (the Wiener step computes the others itself).
+    for (int t = 0; t < d_n_tx; ++t)
+        for (int k : ports[t].k)
+            d_rot[k] = std::polar(1.0f, static_cast<float>(theta * pos(k, n_sc)));
     double pw = 0.0;
     size_t n_pw = 0;
     for (int t = 0; t < d_n_tx; ++t) {
-        const auto& k = d_ports[ns * d_n_tx + t].k;
+        const auto& k = ports[t].k;
         for (int r = 0; r < d_n_rx; ++r) {
-            auto& v = ls[t * d_n_rx + r];
-            for (size_t i = 0; i < v.size(); ++i) {
-                v[i] *= std::conj(rot[k[i]]);
+            cf* v = &d_ls[(t * d_n_rx + r) * Pm];
+            float* vt = &d_lst[t * Pm * d_pstride + 2 * r];
+            for (size_t i = 0; i < k.size(); ++i) {
+                v[i] *= std::conj(d_rot[k[i]]);
                 pw += std::norm(v[i]);
+                vt[i * d_pstride] = v[i].real();
+                vt[i * d_pstride + 1] = v[i].imag();
             }
-            n_pw += v.size();
+            n_pw += k.size();
         }
     }
     // 3. Spread: measured correlation at growing lags, two-sided exponential fit.
     const double P = std::max(pw / n_pw - nv, 1e-3 * nv);
     const double b_max = d_max_delay_s / 4.0;
     double b = b_max;
-    static const int lags[] = { 6, 12, 24, 48, 96 };
-    for (int L : lags) {
+    for (int li = 0; li < kNumLags; ++li) {
+        const int L = kLags[li];
         double sL = 0.0;
         size_t cL = 0;
         for (int t = 0; t < d_n_tx; ++t) {
-            const auto& k = d_ports[ns * d_n_tx + t].k;
+            const auto& lp = ports[t].lag_pairs[li];
             for (int r = 0; r < d_n_rx; ++r) {
-                const auto& v = ls[t * d_n_rx + r];
-                size_t j = 0;
-                for (size_t i = 0; i < v.size(); ++i) {
-                    while (j < v.size() && k[j] < k[i] + L)
-                        ++j;
-                    if (j == v.size())
-                        break;
-                    if (k[j] == k[i] + L) {
-                        sL += std::real(std::conj(std::complex<double>(v[i])) *
-                                        std::complex<double>(v[j]));
-                        ++cL;
-                    }
+                const cf* v = &d_ls[(t * d_n_rx + r) * Pm];
+                // Re(conj(a) b) in double, as a.re b.re + a.im b.im: the same value.
+                for (const auto& ij : lp) {
+                    const cf a = v[ij.first], c = v[ij.second];
+                    sL += static_cast<double>(a.real()) * static_cast<double>(c.real()) +
+                          static_cast<double>(a.imag()) * static_cast<double>(c.imag());
                 }
+                cL += lp.size();
             }
         }
         if (cL < 8)
@@ -330,23 +598,29 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
     const int snr_idx = std::max(
         -10, std::min(40, static_cast<int>(std::lround(snr_db / kSnrStepDb))));
 
-    // 4. Wiener smoothing / interpolation, then the mean-delay phase back.
+    // 4. Wiener smoothing / interpolation, then the mean-delay phase back; blocks of
+    // subcarriers in parallel, all pairs of a subcarrier together (contiguous in H).
+    std::shared_ptr<const wiener_filter> keep[4];
+    const wiener_filter* filt[4];
     for (int t = 0; t < d_n_tx; ++t) {
-        const auto& f = filter(d_ports[ns * d_n_tx + t].pattern, b_idx, snr_idx);
-        const int M = f.M;
-        for (int r = 0; r < d_n_rx; ++r) {
-            const cf* v = ls[t * d_n_rx + r].data();
-            cf* out = H + r * d_n_tx + t;
-            for (int k = 0; k < n_sc; ++k) {
-                const float* w = &f.w[static_cast<size_t>(k) * M];
-                const cf* g = v + f.start[k];
-                cf acc(0.0f, 0.0f);
-                for (int j = 0; j < M; ++j)
-                    acc += w[j] * g[j];
-                out[k * stride] = acc * rot[k];
-            }
-        }
+        keep[t] = filter(ports[t].pattern, b_idx, snr_idx);
+        filt[t] = keep[t].get();
     }
+    const int chunk = std::max(16, (n_sc + 4 * d_pool.size() - 1) / (4 * d_pool.size()));
+    const int n_chunks = (n_sc + chunk - 1) / chunk;
+    d_pool.run(n_chunks, [&](int ci) {
+        const int k0 = ci * chunk, k1 = std::min(n_sc, k0 + chunk);
+        switch (d_n_rx) {
+        case 1: apply_wiener<1>(filt, theta, k0, k1, H); break;
+        case 2: apply_wiener<2>(filt, theta, k0, k1, H); break;
+        case 3: apply_wiener<3>(filt, theta, k0, k1, H); break;
+        case 4: apply_wiener<4>(filt, theta, k0, k1, H); break;
+        case 5: apply_wiener<5>(filt, theta, k0, k1, H); break;
+        case 6: apply_wiener<6>(filt, theta, k0, k1, H); break;
+        case 7: apply_wiener<7>(filt, theta, k0, k1, H); break;
+        default: apply_wiener<8>(filt, theta, k0, k1, H); break;
+        }
+    });
     return static_cast<float>(nv);
 }
 

@@ -13,8 +13,14 @@
 
 #include <gnuradio/mimodet/api.h>
 #include <gnuradio/mimodet/lte_grid.h>
+#include <atomic>
 #include <complex>
+#include <condition_variable>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -74,6 +80,16 @@ namespace core {
  * so a noiseless input still gives a usable positive value. Non-finite input gives NaN
  * (and a NaN in H), and so do all-zero pilots (no signal): the detector block flags
  * such slots.
+ *
+ * Speed (docs/PERFORMANCE.md, "Channel estimator speed-up"): the per-slot work is split
+ * into parallel phases on a persistent pool of threads - 1 workers (the caller is the
+ * other): LS and the difference energies per (t, r) pair, then the Wiener filtering
+ * per block of subcarriers (all pairs of a subcarrier together, so H is written
+ * contiguously). Every sum keeps the serial code's operand order, so H and the noise
+ * variance do not depend on the thread count (bit for bit on one build). A Wiener
+ * filter design (cache miss) factorises each distinct pilot-window covariance once (most
+ * windows share one: the pilot grid is regular) and solves its subcarriers in parallel.
+ * estimate() is not reentrant: one call at a time per object (the block's work()).
  */
 class MIMODET_API channel_estimation
 {
@@ -84,12 +100,18 @@ public:
      * \param max_delay_us maximal expected delay spread in microseconds, (0, 100]
      * (default the normal CP length, 4.7 us, covering ETU's 5 us): bounds the model
      * spread of the Wiener smoother (b <= max_delay / 4).
+     * \param threads threads that work on one slot, 1..256 (1: the caller alone; more:
+     * threads - 1 workers started here, kept until destruction).
      */
     channel_estimation(const lte_numerology& num,
                        int n_tx,
                        int n_rx,
                        int cell_id,
-                       double max_delay_us = 4.7);
+                       double max_delay_us = 4.7,
+                       int threads = 1);
+    ~channel_estimation();
+    channel_estimation(const channel_estimation&) = delete;
+    channel_estimation& operator=(const channel_estimation&) = delete;
 
     int n_sc() const { return d_grid.numerology().n_sc; }
     int n_tx() const { return d_n_tx; }
@@ -97,6 +119,8 @@ public:
     const lte_grid& grid() const { return d_grid; }
     //! Complex values of one slot's H: n_sc * n_rx * n_tx.
     size_t h_size() const { return static_cast<size_t>(n_sc()) * d_n_rx * d_n_tx; }
+    //! Threads working on one slot (the constructor's threads).
+    int threads() const { return d_pool.size(); }
 
     /*!
      * Estimates slot ns (0..19). grids[r] points to receive antenna r's grid, 7 * n_sc
@@ -128,29 +152,82 @@ public:
     static void difference_energy(const cf* h, size_t n, int order, double& sum, size_t& count);
 
 private:
+    /*!
+     * Persistent workers: run(n, f) calls f(0..n-1) on the caller and the workers and
+     * returns when all calls are done. Workers spin briefly after a job (the phases of
+     * one slot, and the next slot at high rates, follow within microseconds), then sleep
+     * on a condition variable so that an idle estimator leaves the cores to other blocks.
+     */
+    class pool
+    {
+    public:
+        explicit pool(int threads);
+        ~pool();
+        int size() const { return d_size; }
+        void run(int n, const std::function<void(int)>& f);
+
+    private:
+        void worker(int id);
+        int d_size;
+        std::vector<std::thread> d_threads;
+        std::mutex d_mutex;
+        std::condition_variable d_cv;
+        bool d_stop = false;
+        std::atomic<uint64_t> d_gen{ 0 };         //!< job generation, bumped per run()
+        const std::function<void(int)>* d_job = nullptr;
+        int d_n = 0;
+        std::atomic<int> d_next{ 0 };      //!< next task index to claim
+        std::atomic<int> d_done{ 0 };      //!< tasks finished
+        std::atomic<int> d_in_flight{ 0 }; //!< workers inside the current job
+    };
+
     struct port_pilots {
         std::vector<int> k;              //!< distinct pilot subcarriers, increasing
         std::vector<std::vector<int>> re; //!< per k: its CRS elements l * n_sc + k
         std::vector<std::vector<cf>> inv_x; //!< per k and element: 1 / X
         int pattern;                     //!< index into d_patterns (same k and counts)
+        // The same, flattened for the per-slot LS loop (no nested vectors).
+        std::vector<int> off;       //!< per k: first element in re_flat (size + 1)
+        std::vector<int> re_flat;   //!< CRS elements, grouped by k
+        std::vector<cf> inv_flat;   //!< 1 / X of re_flat
+        std::vector<float> n_flat;  //!< per k: float(number of elements), the LS divisor
+        //! Per lag of the spread fit: the pilot index pairs (i, j) with k_j = k_i + L, in
+        //! the order the fit sums them.
+        std::vector<std::vector<std::pair<int, int>>> lag_pairs;
+        //! Indices i whose (i, i + 1) enter the mean-delay correlation.
+        std::vector<int> delay_pairs;
     };
 
     //! Wiener weights of one pilot pattern: per subcarrier the window start and M weights.
-    //! The returned reference is valid until the next call (the cache may be cleared).
     struct wiener_filter {
         int M;
         std::vector<int> start;
         std::vector<float> w;
     };
-    const wiener_filter& filter(int pattern, int b_idx, int snr_idx) const;
+    //! Cached (the shared pointer stays valid when the cache is cleared).
+    std::shared_ptr<const wiener_filter> filter(int pattern, int b_idx, int snr_idx) const;
+    //! Wiener step for subcarriers k0..k1-1 of every pair (NR = n_rx).
+    template <int NR>
+    void apply_wiener(const wiener_filter* const* filt, double theta, int k0, int k1, cf* H) const;
 
     lte_grid d_grid;
     int d_n_tx, d_n_rx;
     double d_max_delay_s;
     std::vector<const port_pilots*> d_patterns; //!< distinct pilot patterns
-    mutable std::map<std::tuple<int, int, int>, wiener_filter> d_filters;
+    mutable std::map<std::tuple<int, int, int>, std::shared_ptr<const wiener_filter>> d_filters;
     std::vector<port_pilots> d_ports; //!< [20][n_tx]
     int d_noise_ports;                //!< ports used for the noise estimate
+    size_t d_max_pilots = 0;          //!< most pilots of any port and slot
+    mutable pool d_pool;
+    // Per-slot scratch, allocated once (estimate() is not reentrant).
+    mutable std::vector<cf> d_ls;   //!< [t * n_rx + r][d_max_pilots] LS (then derotated)
+    //! [t][i][d_pstride]: the same, a pilot's antennas together (re, im of antenna r
+    //! at 2r, 2r + 1; padded to whole vectors of 4 floats)
+    mutable std::vector<float> d_lst;
+    int d_pstride = 0;
+    mutable std::vector<cf> d_rot;  //!< [n_sc] mean-delay phase
+    mutable std::vector<double> d_dsum; //!< [pair][2]: difference energies of orders 2, 3
+    mutable std::vector<size_t> d_dcount;
 };
 
 } // namespace core

@@ -42,6 +42,11 @@ namespace mimodet {
  * polynomial (2nd/3rd order pilot differences, normalised by their noise gain; the
  * smaller of the two is reported) and floored at a 60 dB SNR.
  *
+ * Speed: each slot is split over a persistent pool of threads (created with the block):
+ * the LS step per antenna pair, the Wiener filtering per block of subcarriers. The
+ * results do not depend on the number of threads (bit for bit). Measured times per slot:
+ * docs/PERFORMANCE.md, "Channel estimator speed-up".
+ *
  * Slots: ns is read from the "slot" tag of input 0; an item without a tag gets the
  * previous slot + 1 (mod 20), starting at 0. Non-finite or all-zero input gives a NaN
  * noise_var (the detector block flags such slots), logged and counted in bad_slots().
@@ -56,10 +61,16 @@ public:
      * \param n_tx transmit antenna ports: 1, 2 or 4.
      * \param n_rx receive antennas (inputs): 1..8.
      * \param cell_id physical cell id 0..503 (CRS positions and values).
+     * \param threads threads that estimate one slot together, 0..256; 0 (default):
+     * min(hardware threads, n_rx * n_tx). 1 runs in the scheduler's thread alone.
      *
      * Throws std::invalid_argument for any other value.
      */
-    static sptr make(double bandwidth_mhz, int n_tx, int n_rx, int cell_id);
+    static sptr
+    make(double bandwidth_mhz, int n_tx, int n_rx, int cell_id, int threads = 0);
+
+    //! Threads that estimate one slot (threads as resolved by make()).
+    virtual int threads() const = 0;
 
     //! Used subcarriers n_sc.
     virtual int n_sc() const = 0;

@@ -29,10 +29,15 @@ void bind_channel_estimator(py::module& m)
              py::arg("n_tx"),
              py::arg("n_rx"),
              py::arg("cell_id") = 0,
+             py::arg("threads") = 0,
              "bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}, n_tx in {1, 2, 4} (ports whose CRS "
-             "are estimated), n_rx 1..8 (grid inputs), cell_id 0..503; ValueError "
-             "otherwise.")
+             "are estimated), n_rx 1..8 (grid inputs), cell_id 0..503, threads 0..256 "
+             "(threads that estimate one slot together; 0: min(CPU threads, n_rx*n_tx); the "
+             "results do not depend on it); ValueError otherwise.")
         .def("n_sc", &channel_estimator::n_sc, "Used subcarriers n_sc (12 per RB).")
+        .def("threads",
+             &channel_estimator::threads,
+             "Threads that estimate one slot (0 resolved to the default).")
         .def("slots_processed", &channel_estimator::slots_processed, "Slots estimated so far.")
         .def("bad_slots",
              &channel_estimator::bad_slots,

@@ -1,0 +1,296 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Time per slot of the channel estimation core (the channel_estimator block's work per
+// item, without the scheduler) for bandwidths, antenna configurations and thread counts.
+//
+// Slots: a random EPA-like channel per slot (the 36.101 EPA delays, Rayleigh taps), CRS
+// and QPSK data on every port, AWGN at --snr; --slots distinct slots (default 40, two
+// frames, as the flowgraph benchmark replays) are generated once and cycled. Per
+// configuration the first pass over them is reported apart ("first pass": it designs the
+// Wiener filters the slots need, each cached afterwards), then the slots are repeated
+// for --seconds and each estimate() call is timed (steady_clock): mean, median, p99. The
+// H and noise_var of every thread count are checked against one thread's, bit for bit.
+
+#include "channel_estimation.h"
+#include <gnuradio/mimodet/lte_grid.h>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace gr::mimodet;
+using cf = std::complex<float>;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+struct options {
+    std::vector<double> bandwidths = { 1.4, 5, 20 };
+    std::vector<std::pair<int, int>> configs = { { 2, 2 }, { 4, 4 } }; // n_tx, n_rx
+    std::vector<int> threads;                                          // empty: 1, 2, 4, .. hw
+    double snr_db = 20;
+    int slots = 40;
+    double seconds = 1;
+    std::string csv;
+};
+
+void usage()
+{
+    std::printf(
+        "mimodet_estimator_bench: time per slot of the channel estimator core\n"
+        "  --bandwidth LIST  MHz, from 1.4, 3, 5, 10, 15, 20 (default 1.4,5,20)\n"
+        "  --config LIST     NTXxNRX, n_tx 1/2/4, n_rx 1..8 (default 2x2,4x4)\n"
+        "  --threads LIST    threads per slot (default 1, 2, 4, ... up to the CPU threads,\n"
+        "                    and the CPU threads)\n"
+        "  --snr DB          SNR n_tx / noise_var (default 20)\n"
+        "  --slots N         distinct random slots, cycled (default 40)\n"
+        "  --seconds S       timed per configuration and thread count (default 1)\n"
+        "  --csv FILE        also write the rows as CSV\n");
+}
+
+std::vector<std::string> split(const std::string& s)
+{
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    for (std::string item; std::getline(ss, item, ',');)
+        if (!item.empty())
+            out.push_back(item);
+    return out;
+}
+
+options parse(int argc, char** argv)
+{
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            usage();
+            std::exit(0);
+        }
+        if (i + 1 >= argc)
+            throw std::invalid_argument(a + " needs a value (--help)");
+        const std::string v = argv[++i];
+        if (a == "--bandwidth") {
+            o.bandwidths.clear();
+            for (const auto& x : split(v))
+                o.bandwidths.push_back(std::stod(x));
+        } else if (a == "--config") {
+            o.configs.clear();
+            for (const auto& x : split(v)) {
+                const auto p = x.find('x');
+                if (p == std::string::npos)
+                    throw std::invalid_argument("--config: NTXxNRX, got " + x);
+                o.configs.emplace_back(std::stoi(x.substr(0, p)), std::stoi(x.substr(p + 1)));
+            }
+        } else if (a == "--threads") {
+            o.threads.clear();
+            for (const auto& x : split(v))
+                o.threads.push_back(std::stoi(x));
+        } else if (a == "--snr")
+            o.snr_db = std::stod(v);
+        else if (a == "--slots")
+            o.slots = std::stoi(v);
+        else if (a == "--seconds")
+            o.seconds = std::stod(v);
+        else if (a == "--csv")
+            o.csv = v;
+        else
+            throw std::invalid_argument("unknown option " + a + " (--help)");
+    }
+    for (double b : o.bandwidths)
+        lte_numerology::from_bandwidth(b); // throws for anything else
+    for (const auto& c : o.configs)
+        if ((c.first != 1 && c.first != 2 && c.first != 4) || c.second < 1 || c.second > 8)
+            throw std::invalid_argument("--config: n_tx 1, 2 or 4 and n_rx 1..8");
+    for (int t : o.threads)
+        if (t < 1 || t > 256)
+            throw std::invalid_argument("--threads: values must be 1..256");
+    if (o.slots < 1 || o.slots > 2000)
+        throw std::invalid_argument("--slots must be 1..2000");
+    if (!(o.seconds > 0 && o.seconds <= 600))
+        throw std::invalid_argument("--seconds must be in (0, 600]");
+    if (o.threads.empty()) {
+        const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+        for (int t = 1; t < hw; t *= 2)
+            o.threads.push_back(t);
+        o.threads.push_back(hw);
+    }
+    return o;
+}
+
+//! Received grids [slot][r][7 * n_sc] and slot numbers.
+struct slot_set {
+    std::vector<int> ns;
+    std::vector<std::vector<std::vector<cf>>> y;
+};
+
+slot_set make_slots(const lte_numerology& num, int n_tx, int n_rx, int n, double snr_db)
+{
+    const int cell_id = 0;
+    lte_grid grid(num, n_tx, cell_id);
+    // 3GPP TS 36.101 B.2 EPA delays (ns) and powers (dB).
+    const double delay_ns[] = { 0, 30, 70, 90, 110, 190, 410 };
+    const double power_db[] = { 0, -1, -2, -3, -8, -17.2, -20.8 };
+    double total = 0;
+    for (double p : power_db)
+        total += std::pow(10.0, p / 10);
+    std::mt19937 rng(2026);
+    std::normal_distribution<double> g(0.0, std::sqrt(0.5));
+    std::uniform_int_distribution<int> bit(0, 1);
+    const double nv = n_tx * std::pow(10.0, -snr_db / 10);
+    const int n_sc = num.n_sc;
+    const float q = static_cast<float>(std::sqrt(0.5));
+    slot_set s;
+    std::vector<std::complex<double>> H(static_cast<size_t>(n_sc) * n_rx * n_tx);
+    for (int i = 0; i < n; ++i) {
+        const int ns = i % lte_numerology::slots_per_frame;
+        for (int r = 0; r < n_rx; ++r)
+            for (int t = 0; t < n_tx; ++t) {
+                std::complex<double> a[7];
+                for (int d = 0; d < 7; ++d)
+                    a[d] = std::complex<double>(g(rng), g(rng)) *
+                           std::sqrt(std::pow(10.0, power_db[d] / 10) / total);
+                for (int k = 0; k < n_sc; ++k) {
+                    const double f = 15e3 * (k < n_sc / 2 ? k - n_sc / 2 : k - n_sc / 2 + 1);
+                    std::complex<double> h = 0;
+                    for (int d = 0; d < 7; ++d)
+                        h += a[d] * std::polar(1.0, -2 * M_PI * f * delay_ns[d] * 1e-9);
+                    H[(static_cast<size_t>(k) * n_rx + r) * n_tx + t] = h;
+                }
+            }
+        std::vector<std::vector<cf>> x(n_tx, std::vector<cf>(7 * n_sc, cf(0, 0)));
+        for (int t = 0; t < n_tx; ++t) {
+            for (int re : grid.data_elements(ns))
+                x[t][re] = cf(bit(rng) ? q : -q, bit(rng) ? q : -q);
+            for (int re : grid.crs_elements(ns, t))
+                x[t][re] = grid.crs_value(ns, t, re / n_sc, re % n_sc);
+        }
+        std::vector<std::vector<cf>> y(n_rx, std::vector<cf>(7 * n_sc));
+        const double sd = std::sqrt(nv);
+        for (int r = 0; r < n_rx; ++r)
+            for (int l = 0; l < 7; ++l)
+                for (int k = 0; k < n_sc; ++k) {
+                    std::complex<double> v(sd * g(rng), sd * g(rng));
+                    for (int t = 0; t < n_tx; ++t)
+                        v += H[(static_cast<size_t>(k) * n_rx + r) * n_tx + t] *
+                             std::complex<double>(x[t][l * n_sc + k]);
+                    y[r][l * n_sc + k] = cf(v);
+                }
+        s.ns.push_back(ns);
+        s.y.push_back(std::move(y));
+    }
+    return s;
+}
+
+double pct(std::vector<double> v, double p)
+{
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))];
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    options o;
+    try {
+        o = parse(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "mimodet_estimator_bench: %s\n", e.what());
+        return 2;
+    }
+    std::ofstream csv;
+    if (!o.csv.empty()) {
+        csv.open(o.csv);
+        csv << "bandwidth_mhz,n_tx,n_rx,threads,first_pass_ms,mean_ms,p50_ms,p99_ms,"
+               "slots_per_s,same_as_1_thread\n";
+    }
+    std::printf("CPU threads: %u; SNR %.1f dB, %d distinct slots, %.1f s per row\n",
+                std::thread::hardware_concurrency(),
+                o.snr_db,
+                o.slots,
+                o.seconds);
+    std::printf("%-8s %-6s %7s %14s %9s %9s %9s %10s %s\n",
+                "MHz", "config", "threads", "first pass ms", "mean ms", "p50 ms", "p99 ms",
+                "slots/s", "H, noise_var vs 1 thread");
+    for (double mhz : o.bandwidths)
+        for (const auto& c : o.configs) {
+            const auto num = lte_numerology::from_bandwidth(mhz);
+            const slot_set s = make_slots(num, c.first, c.second, o.slots, o.snr_db);
+            std::vector<std::vector<cf>> H_first; // per slot, the first thread count's H
+            std::vector<float> nv_first;
+            for (int threads : o.threads) {
+                core::channel_estimation est(num, c.first, c.second, 0, 4.7, threads);
+                std::vector<cf> H(est.h_size());
+                std::vector<const cf*> grids(c.second);
+                auto one = [&](size_t i) {
+                    for (int r = 0; r < c.second; ++r)
+                        grids[r] = s.y[i][r].data();
+                    return est.estimate(s.ns[i], grids.data(), H.data());
+                };
+                // First pass: designs and caches the Wiener filters; also the check.
+                bool same = true;
+                const auto t0 = clk::now();
+                for (size_t i = 0; i < s.ns.size(); ++i) {
+                    const float nv = one(i);
+                    if (H_first.size() < s.ns.size()) {
+                        H_first.push_back(H);
+                        nv_first.push_back(nv);
+                    } else {
+                        same = same &&
+                               std::memcmp(H.data(), H_first[i].data(), H.size() * sizeof(cf)) ==
+                                   0 &&
+                               std::memcmp(&nv, &nv_first[i], sizeof(float)) == 0;
+                    }
+                }
+                const double first_ms =
+                    std::chrono::duration<double, std::milli>(clk::now() - t0).count() /
+                    s.ns.size();
+                std::vector<double> ms;
+                const auto start = clk::now();
+                const auto end = start + std::chrono::duration<double>(o.seconds);
+                for (size_t i = 0; clk::now() < end || ms.size() < s.ns.size();
+                     i = (i + 1) % s.ns.size()) {
+                    const auto a = clk::now();
+                    one(i);
+                    ms.push_back(
+                        std::chrono::duration<double, std::milli>(clk::now() - a).count());
+                }
+                double mean = 0;
+                for (double v : ms)
+                    mean += v;
+                mean /= ms.size();
+                const char* check = threads == o.threads.front() ? "(reference)"
+                                    : same                       ? "identical"
+                                                                 : "DIFFERENT";
+                std::printf("%-8.1f %dx%-4d %7d %14.3f %9.4f %9.4f %9.4f %10.0f %s\n",
+                            mhz, c.first, c.second, threads, first_ms, mean, pct(ms, 0.5),
+                            pct(ms, 0.99), 1e3 / mean, check);
+                std::fflush(stdout);
+                if (csv)
+                    csv << mhz << ',' << c.first << ',' << c.second << ',' << threads << ','
+                        << first_ms << ',' << mean << ',' << pct(ms, 0.5) << ','
+                        << pct(ms, 0.99) << ',' << 1e3 / mean << ','
+                        << (threads == o.threads.front() ? "reference" : same ? "yes" : "no")
+                        << '\n';
+                if (!same)
+                    return 1;
+            }
+        }
+    return 0;
+}
