@@ -97,6 +97,8 @@ int ofdm_sync_impl::general_work(int noutput_items,
                 d_missed++;
             d_slots++;
             d_cfo = info.cfo;
+            d_sro = info.sro_ppm;
+            d_resampling = info.resampled;
             produced += d_slot;
             continue;
         }

@@ -25,6 +25,8 @@ public:
     bool locked() const override { return d_locked.load(); }
     uint64_t slots_out() const override { return d_slots.load(); }
     uint64_t pss_missed() const override { return d_missed.load(); }
+    double sro_ppm() const override { return d_sro.load(); }
+    bool resampling() const override { return d_resampling.load(); }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -42,6 +44,8 @@ private:
     std::atomic<bool> d_locked{ false };
     std::atomic<uint64_t> d_slots{ 0 };
     std::atomic<uint64_t> d_missed{ 0 };
+    std::atomic<double> d_sro{ 0.0 };
+    std::atomic<bool> d_resampling{ false };
     std::vector<const gr_complex*> d_in;
     std::vector<gr_complex*> d_out;
 };

@@ -21,6 +21,8 @@ namespace lte_sync {
 
 namespace {
 constexpr double k_two_pi = 2.0 * M_PI;
+//! Spread of the PSS timing on a fading channel, seconds (timing_sigma).
+constexpr double k_timing_floor_s = 15e-9;
 constexpr int k_sync_len = 62;
 
 //! Subcarrier of sync value i (0..61).
@@ -98,7 +100,11 @@ struct pss_correlator::impl {
     Eigen::FFT<float> fft;
     std::vector<cf> ref_f; //!< conj(FFT(reference zero-padded to P))
     std::vector<cf> buf, spec, corr;
-    std::vector<double> acc, prefix, energy;
+    std::vector<double> acc, prefix, energy, band;
+    std::vector<cf> flat_f;        //!< conj(FFT(g)), g: unit spectrum on the sync bins
+    std::vector<cf> flat_spec, flat; //!< S(d) = sum_n x(d+n) g*(n) of one chunk
+    std::vector<int> bins;         //!< FFT bins of the sync subcarriers
+    std::vector<cf> win, win_spec; //!< N-point DFT that starts the recursion of a chunk
 };
 
 pss_correlator::pss_correlator(const lte_numerology& num, int n_id2)
@@ -115,6 +121,25 @@ pss_correlator::pss_correlator(const lte_numerology& num, int n_id2)
         v = std::conj(v);
     I.spec.resize(d_p);
     I.corr.resize(d_p);
+    // g(n) = N^-1/2 sum_b exp(j 2 pi b n / N) over the sync bins b: the "PSS" whose every
+    // value is 1, so that S(d) = sum_n x(d+n) g*(n) = sum_b X_d(b) (band_energy).
+    for (int i = 0; i < k_sync_len; ++i)
+        I.bins.push_back(num.bin(sync_subcarrier(num, i)));
+    std::fill(I.buf.begin(), I.buf.end(), cf(0.0f, 0.0f));
+    for (int n = 0; n < d_n; ++n) {
+        cd g = 0.0;
+        for (int b : I.bins)
+            g += std::polar(1.0, k_two_pi * ((static_cast<int64_t>(b) * n) % d_n) / d_n);
+        I.buf[n] = cf(g / std::sqrt(static_cast<double>(d_n)));
+    }
+    I.flat_f.resize(d_p);
+    I.fft.fwd(I.flat_f.data(), I.buf.data(), d_p);
+    for (auto& v : I.flat_f)
+        v = std::conj(v);
+    I.flat_spec.resize(d_p);
+    I.flat.resize(d_p);
+    I.win.resize(d_n);
+    I.win_spec.resize(d_n);
 }
 
 pss_correlator::~pss_correlator() = default;
@@ -142,14 +167,19 @@ void pss_correlator::metric(const std::vector<const cf*>& x, int n_lags, float* 
         const int len = m + d_n - 1;
         I.acc.assign(m, 0.0);
         I.energy.assign(m, 0.0);
+        I.band.assign(m, 0.0);
         double total = 0.0; // energy of the chunk (all antennas)
         for (const cf* xa : x) {
             std::fill(I.buf.begin(), I.buf.end(), cf(0.0f, 0.0f));
             std::copy(xa + d0, xa + d0 + len, I.buf.begin());
             I.fft.fwd(I.spec.data(), I.buf.data(), d_p);
-            for (int i = 0; i < d_p; ++i)
+            for (int i = 0; i < d_p; ++i) {
+                I.flat_spec[i] = I.spec[i] * I.flat_f[i];
                 I.spec[i] *= I.ref_f[i];
+            }
             I.fft.inv(I.corr.data(), I.spec.data(), d_p);
+            I.fft.inv(I.flat.data(), I.flat_spec.data(), d_p);
+            band_energy(xa + d0, m);
             I.prefix.resize(len + 1);
             I.prefix[0] = 0.0;
             for (int i = 0; i < len; ++i)
@@ -163,12 +193,38 @@ void pss_correlator::metric(const std::vector<const cf*>& x, int n_lags, float* 
         // The FFT correlation has a rounding error of about 1e-6 of the chunk's amplitude:
         // lags whose window holds (almost) no energy, e.g. exact zeros before a signal,
         // would get a huge metric from it. They get 0 (a window of real samples holds at
-        // least ~1/4 of the chunk's energy, far above the floor).
+        // least ~1/4 of the chunk's energy, far above the floor); so do windows with
+        // (almost) nothing in the sync band, where the ratio is rounding error too.
         const double floor = 1e-6 * total;
         for (int d = 0; d < m; ++d)
-            out[d0 + d] = (total > 0.0 && I.energy[d] > floor)
-                              ? static_cast<float>(I.acc[d] / (I.energy[d] * ep))
+            out[d0 + d] = (total > 0.0 && I.energy[d] > floor && I.band[d] > 1e-9 * I.energy[d])
+                              ? static_cast<float>(std::min(1.0, I.acc[d] / (I.band[d] * ep)))
                               : 0.0f;
+    }
+}
+
+void pss_correlator::band_energy(const cf* x, int m)
+{
+    // E(d) = sum_b |X_d(b)|^2, X_d the unitary DFT of x[d .. d+N) on the sync bins b. Sliding
+    // the window by one sample, X_{d+1}(b) = (X_d(b) + delta_d) exp(j 2 pi b / N) with
+    // delta_d = (x[d+N] - x[d]) / sqrt(N), the same for every bin, so
+    //   E(d+1) = E(d) + 2 Re(conj(delta_d) S(d)) + 62 |delta_d|^2,  S(d) = sum_b X_d(b),
+    // and S is one more FFT correlation (impl::flat): O(1) per lag instead of O(62).
+    // E(0) comes from an exact DFT, and the recursion runs in double over one chunk only.
+    auto& I = *d_impl;
+    std::copy(x, x + d_n, I.win.begin());
+    I.fft.fwd(I.win_spec.data(), I.win.data(), d_n);
+    double e = 0.0;
+    for (int b : I.bins)
+        e += std::norm(cd(I.win_spec[b]));
+    const double s = 1.0 / std::sqrt(static_cast<double>(d_n));
+    e /= d_n;
+    for (int d = 0; d < m; ++d) {
+        I.band[d] += std::max(e, 0.0);
+        if (d + 1 == m)
+            break;
+        const cd delta = (cd(x[d + d_n]) - cd(x[d])) * s;
+        e += 2.0 * (std::conj(delta) * cd(I.flat[d])).real() + k_sync_len * std::norm(delta);
     }
 }
 
@@ -269,6 +325,123 @@ void cfo_rotator::apply(int64_t index0, const cf* in, cf* out, int n) const
 }
 
 // ---------------------------------------------------------------------------------
+// Sample-rate offset
+
+frac_interp::frac_interp() : d_table(static_cast<size_t>(phases + 1) * taps)
+{
+    // h_mu(k) = sinc(mu - j) w(mu - j), j = k - before, Kaiser window over +-taps/2,
+    // normalised to unit DC gain per phase.
+    constexpr double beta = 7.0;
+    auto bessel_i0 = [](double x) {
+        double sum = 1.0, term = 1.0;
+        for (int k = 1; k < 40; ++k) {
+            term *= (x / (2.0 * k)) * (x / (2.0 * k));
+            sum += term;
+        }
+        return sum;
+    };
+    const double half = taps / 2.0;
+    for (int q = 0; q <= phases; ++q) {
+        const double mu = static_cast<double>(q) / phases;
+        double h[taps], sum = 0.0;
+        for (int k = 0; k < taps; ++k) {
+            const double t = mu - (k - before);
+            const double u = 1.0 - (t / half) * (t / half);
+            const double w = u > 0.0 ? bessel_i0(beta * std::sqrt(u)) / bessel_i0(beta) : 0.0;
+            const double sinc = t == 0.0 ? 1.0 : std::sin(M_PI * t) / (M_PI * t);
+            h[k] = sinc * w;
+            sum += h[k];
+        }
+        for (int k = 0; k < taps; ++k)
+            d_table[static_cast<size_t>(q) * taps + k] = static_cast<float>(h[k] / sum);
+    }
+}
+
+void frac_interp::resample(const cf* x, double p0, double rate, cf* out, int n) const
+{
+    // The taps are interpolated once per 4 outputs: the fraction drifts by 1.5 |rate - 1|
+    // at most within a block (-50 dB at 1000 ppm and 0.35 of the sample rate).
+    constexpr int block = 4;
+    float h[taps];
+    for (int i0 = 0; i0 < n; i0 += block) {
+        const int m = std::min(block, n - i0);
+        // Every position of the block has (within its drift) the fraction of
+        // p0 + c (rate - 1), c the block's centre: the whole samples do not count.
+        const double pc = p0 + (i0 + 0.5 * (m - 1)) * (rate - 1.0);
+        const double fc = pc - std::floor(pc);
+        const double qf = fc * phases;
+        const int q = std::min(static_cast<int>(qf), phases - 1);
+        const float g = static_cast<float>(qf - q);
+        const float* t0 = &d_table[static_cast<size_t>(q) * taps];
+        const float* t1 = t0 + taps;
+        for (int k = 0; k < taps; ++k)
+            h[k] = t0[k] + g * (t1[k] - t0[k]);
+        for (int i = i0; i < i0 + m; ++i) {
+            // Integer sample of output i with the block's fraction: round(p - fc) + fc = p
+            // within the block's drift.
+            const int64_t d = std::llround(p0 + i * rate - fc);
+            const cf* xs = x + d - before;
+            float re = 0.0f, im = 0.0f;
+            for (int k = 0; k < taps; ++k) {
+                re += h[k] * xs[k].real();
+                im += h[k] * xs[k].imag();
+            }
+            out[i] = cf(re, im);
+        }
+    }
+}
+
+double pss_fraction(const std::vector<std::vector<cf>>& pss_bins,
+                    const std::vector<cf>& pss,
+                    int fft_size)
+{
+    // The delay tau maximising C(tau) = sum_a |sum_k Z_a(k) exp(j 2 pi f_k tau / N)|^2,
+    // Z = Y conj(P), f_k the subcarrier's offset from DC in bins: the correlation
+    // magnitude at a fractional lag (the maximum-likelihood delay on a flat channel).
+    // Grid of 1/8 sample over +-2, then a parabola through the best point's neighbours.
+    std::vector<std::vector<cd>> z(pss_bins.size(), std::vector<cd>(k_sync_len));
+    std::vector<double> f(k_sync_len);
+    for (int k = 0; k < k_sync_len; ++k)
+        f[k] = k < k_sync_len / 2 ? k - k_sync_len / 2 : k - k_sync_len / 2 + 1;
+    for (size_t a = 0; a < pss_bins.size(); ++a)
+        for (int k = 0; k < k_sync_len; ++k)
+            z[a][k] = cd(pss_bins[a][k]) * std::conj(cd(pss[k]));
+    auto c = [&](double tau) {
+        double sum = 0.0;
+        const double w = k_two_pi * tau / fft_size;
+        for (const auto& za : z) {
+            cd acc = 0.0;
+            for (int k = 0; k < k_sync_len; ++k)
+                acc += za[k] * std::polar(1.0, w * f[k]);
+            sum += std::norm(acc);
+        }
+        return sum;
+    };
+    constexpr int half = 16;     // grid points each side
+    constexpr double step = 0.125; // samples
+    int best = 0;
+    double bv = -1.0;
+    std::vector<double> v(2 * half + 1);
+    for (int i = -half; i <= half; ++i) {
+        v[i + half] = c(i * step);
+        if (v[i + half] > bv) {
+            bv = v[i + half];
+            best = i;
+        }
+    }
+    if (!(bv > 0.0) || !std::isfinite(bv))
+        return 0.0;
+    double tau = best * step;
+    if (best > -half && best < half) {
+        const double y0 = v[best + half - 1], y1 = v[best + half], y2 = v[best + half + 1];
+        const double den = y0 - 2.0 * y1 + y2;
+        if (den < 0.0)
+            tau += 0.5 * step * (y0 - y2) / den;
+    }
+    return tau;
+}
+
+// ---------------------------------------------------------------------------------
 // SSS
 
 sss_decision detect_sss(const std::vector<std::vector<cf>>& pss_bins,
@@ -326,9 +499,16 @@ slot_sync::slot_sync(const lte_numerology& num,
         throw std::invalid_argument("mimodet: track_window must be 1..fft_size/4");
     if (params.max_candidates < 1)
         throw std::invalid_argument("mimodet: max_candidates must be >= 1");
+    if (params.sro_window < 0 || params.sro_window == 1)
+        throw std::invalid_argument("mimodet: sro_window must be 0 (off) or >= 2");
+    if (!(params.sro_resample_drift > 0.0) || !(params.sro_max_ppm > 0.0) ||
+        params.sro_max_ppm > 1e4)
+        throw std::invalid_argument("mimodet: sro_resample_drift must be > 0 and "
+                                    "sro_max_ppm in (0, 1e4]");
     d_block = 3 * d_n;
     d_cand_half = d_n / 4;
     d_buf.resize(n_rx);
+    d_raw.assign(n_rx, std::vector<cf>(d_slot));
     acquisition_restart(0);
 }
 
@@ -368,11 +548,166 @@ int64_t slot_sync::samples_wanted() const
     if (!d_locked) {
         need = d_next_lag + d_block + d_n - 1; // the next block of metric lags
     } else {
-        need = d_start + d_slot;
-        if (lte_grid::has_sync(d_ns) && d_pss_done != d_start)
-            need += d_track + 1;
+        need = slot_input_end();
     }
     return std::max<int64_t>(1, need - end());
+}
+
+int64_t slot_sync::slot_input_end() const
+{
+    int64_t need = d_start + d_slot;
+    int64_t expected = d_start + d_slot - d_n; // PSS position in slots 0/10
+    if (d_resample) {
+        // +2: a block's fraction may round the last sample's base up by one
+        need = static_cast<int64_t>(std::floor(clock_pos(d_n_out + d_slot - 1))) +
+               frac_interp::after + 2;
+        expected = std::llround(clock_pos(d_n_out + d_slot - d_n));
+    }
+    if (lte_grid::has_sync(d_ns) && d_pss_done != d_start)
+        need = std::max(need, expected + d_n + d_track + 1);
+    return need;
+}
+
+double slot_sync::fraction_at(int64_t pss_pos)
+{
+    if (pss_pos < d_base || pss_pos + d_n > end())
+        return 0.0;
+    std::vector<std::vector<cf>> pb(d_n_rx, std::vector<cf>(k_sync_len));
+    const auto p = corrected(pss_pos, d_n);
+    for (int a = 0; a < d_n_rx; ++a)
+        d_dft(p[a].data(), pb[a].data());
+    // The integer position is the metric's maximum, so the fraction is within about a
+    // sample (plus the channel's mean delay); the clamp keeps a noisy estimate from
+    // looking like a clock jump.
+    return std::clamp(pss_fraction(pb, d_grid.pss(), d_n), -1.5, 1.5);
+}
+
+double slot_sync::timing_sigma(float metric) const
+{
+    // Cramer-Rao-like spread of pss_fraction: the PSS's SNR per subcarrier from its
+    // metric (M = SNR / (1 + SNR)), n_rx antennas, sum of f_k^2 = 20832 over the 62
+    // subcarriers. Fading adds a floor: the PSS sees the channel's group delay at the
+    // carrier centre, which wanders with the fading (measured on EPA at 5 Hz: about
+    // 10-15 ns rms over 40 ms, much more near a notch).
+    const double m = std::clamp(static_cast<double>(metric), 0.01, 0.999);
+    const double snr = m / (1.0 - m);
+    const double s = d_n / (k_two_pi * std::sqrt(2.0 * snr * d_n_rx * 20832.0));
+    return std::max(s, k_timing_floor_s * d_num.sample_rate);
+}
+
+double slot_sync::jump_tolerance() const
+{
+    return std::max(1.5, 5.0 * k_timing_floor_s * d_num.sample_rate);
+}
+
+void slot_sync::clock_reset(int64_t n, double t, double sigma)
+{
+    d_clk_hist.assign(1, { n, t, 1.0 / (sigma * sigma) });
+    d_clk_pending.reset();
+    d_clk_outliers = 0;
+    if (!d_sro_valid)
+        d_clk_b = 1.0;
+    d_clk_a = t - d_clk_b * static_cast<double>(n);
+}
+
+void slot_sync::clock_fit()
+{
+    // Weighted least-squares line through the history (centred for precision); with one
+    // point only the offset moves.
+    double sw = 0.0, nm = 0.0, tm = 0.0;
+    for (const auto& p : d_clk_hist) {
+        sw += p.w;
+        nm += p.w * static_cast<double>(p.n);
+        tm += p.w * p.t;
+    }
+    nm /= sw;
+    tm /= sw;
+    double snn = 0.0, snt = 0.0;
+    for (const auto& p : d_clk_hist) {
+        snn += p.w * (p.n - nm) * (p.n - nm);
+        snt += p.w * (p.n - nm) * (p.t - tm);
+    }
+    if (snn > 0.0) {
+        d_clk_b = snt / snn;
+        d_clk_sigma_b = 1.0 / std::sqrt(snn);
+        d_sro_valid = true;
+    }
+    d_clk_a = tm - d_clk_b * nm;
+}
+
+int slot_sync::clock_update(int64_t n, double t, double sigma)
+{
+    if (d_clk_hist.empty()) {
+        clock_reset(n, t, sigma);
+        return 0;
+    }
+    const clock_point p{ n, t, 1.0 / (sigma * sigma) };
+    if (d_clk_hist.size() == 1 && !d_sro_valid) {
+        // Two points: any line is possible, but not a rate beyond sro_max_ppm.
+        const auto& p0 = d_clk_hist[0];
+        const double rate = (t - p0.t) / static_cast<double>(n - p0.n);
+        if (!(std::abs(rate - 1.0) <= d_p.sro_max_ppm * 1e-6)) {
+            clock_reset(n, t, sigma);
+            return 2;
+        }
+    } else if (!(std::abs(t - clock_pos(n)) <= jump_tolerance())) {
+        // Off the line: an outlier (the PSS in a fade) unless the next PSS agrees with
+        // it, which makes it a jump of the timing (a clock glitch, or a fade that moves
+        // the PSS for longer): the line moves by it and keeps its slope, the history
+        // shifted along. Three outliers in a row that do not agree: the slope itself is
+        // wrong (e.g. estimated across a glitch); start again from the last two.
+        const auto& q = d_clk_pending;
+        if (q && std::abs(t - q->t - d_clk_b * static_cast<double>(n - q->n)) <=
+                     jump_tolerance()) {
+            const double delta = 0.5 * ((q->t - clock_pos(q->n)) + (t - clock_pos(n)));
+            for (auto& h : d_clk_hist)
+                h.t += delta;
+            d_clk_hist.push_back(*q);
+        } else if (++d_clk_outliers >= 3) {
+            d_sro_valid = false;
+            d_clk_sigma_b = 0.0;
+            d_clk_b = 1.0;
+            d_clk_hist.assign(1, *q);
+        } else {
+            d_clk_pending = p;
+            return 1;
+        }
+        d_clk_pending.reset();
+        d_clk_outliers = 0;
+        d_clk_hist.push_back(p);
+        while (static_cast<int>(d_clk_hist.size()) > d_p.sro_window)
+            d_clk_hist.erase(d_clk_hist.begin());
+        clock_fit();
+        return 2;
+    }
+    d_clk_pending.reset();
+    d_clk_outliers = 0;
+    d_clk_hist.push_back(p);
+    if (static_cast<int>(d_clk_hist.size()) > d_p.sro_window)
+        d_clk_hist.erase(d_clk_hist.begin());
+    clock_fit();
+    return 0;
+}
+
+void slot_sync::set_resampling()
+{
+    // On when the drift matters and the estimate is clearly not 0 (3 sigma), off again
+    // below half the drift or 2 sigma: no resampling without a sample-rate offset.
+    const double off = std::abs(d_clk_b - 1.0);
+    const double drift = off * d_slot; // samples per slot
+    const bool was = d_resample;
+    if (d_p.sro_window == 0 || !d_sro_valid)
+        d_resample = false;
+    else if (!d_resample && drift >= d_p.sro_resample_drift && off >= 3.0 * d_clk_sigma_b)
+        d_resample = true;
+    else if (d_resample &&
+             (drift < 0.5 * d_p.sro_resample_drift || off < 2.0 * d_clk_sigma_b))
+        d_resample = false;
+    if (was && !d_resample)
+        d_start = std::llround(clock_pos(d_n_out)); // back to whole-sample timing
+    if (was != d_resample)
+        log(1, fmt("ofdm_sync: sample-rate offset %.2f ppm (%.4f samples per slot): "
+                   "resampling %s", (d_clk_b - 1.0) * 1e6, drift, d_resample ? "on" : "off"));
 }
 
 std::vector<std::vector<cf>> slot_sync::corrected(int64_t start, int len) const
@@ -428,7 +763,7 @@ sss_decision slot_sync::check_sss(int64_t pss_pos)
 void slot_sync::run_acquisition()
 {
     const int W = d_cand_half;
-    const float thr = static_cast<float>(d_p.detect_threshold / d_num.n_sc);
+    const float thr = static_cast<float>(d_p.detect_threshold);
     auto M = [this](int64_t lag) { return d_metric[static_cast<size_t>(lag - d_m0)]; };
     while (!d_locked) {
         // 1. Candidates whose neighbourhood [L - W, L + W] is known, in lag order. Each
@@ -438,10 +773,10 @@ void slot_sync::run_acquisition()
             const int64_t L = d_cand++;
             if (L >= d_win_start + d_half) {
                 log(0, fmt("ofdm_sync: no PSS accepted in lags [%lld, %lld) (largest "
-                           "metric %.1f/n_sc, threshold %.1f, %d candidates checked)",
+                           "metric %.2f, threshold %.2f, %d candidates checked)",
                            static_cast<long long>(d_win_start),
                            static_cast<long long>(d_win_start + d_half),
-                           static_cast<double>(d_win_best) * d_num.n_sc,
+                           static_cast<double>(d_win_best),
                            d_p.detect_threshold, d_win_tries));
                 d_win_start += d_half;
                 d_win_best = 0.0f;
@@ -510,21 +845,36 @@ bool slot_sync::try_lock(int64_t coarse)
     // 2. Timing on the corrected samples.
     int64_t pss;
     float m;
-    if (!refine_pss(coarse, R, &pss, &m) || m * d_num.n_sc < d_p.verify_threshold) {
-        log(0, fmt("ofdm_sync: PSS candidate at lag %lld: metric %.1f/n_sc after CFO "
-                   "correction (%.3f), below %.1f",
-                   static_cast<long long>(coarse), m * d_num.n_sc, d_rot.cfo(),
+    if (!refine_pss(coarse, R, &pss, &m) || m < d_p.verify_threshold) {
+        log(0, fmt("ofdm_sync: PSS candidate at lag %lld: metric %.2f after CFO "
+                   "correction (%.3f), below %.2f",
+                   static_cast<long long>(coarse), m, d_rot.cfo(),
                    d_p.verify_threshold));
         return false;
     }
-    // 3. Slot 0 or 10 from the SSS.
+    // 3. The CFO again from the CPs of the slot, now that its timing is known, skipping
+    //    the first quarter of every CP like the tracking does: the timing-free search
+    //    above may take a window that reaches into the previous symbol's delay spread,
+    //    which biased the first slots' CFO by up to 0.007 subcarrier spacings on EPA.
+    const int64_t s1 = pss + d_n - d_slot;
+    if (s1 >= d_base && s1 + d_slot <= end()) {
+        std::vector<const cf*> sp;
+        for (int a = 0; a < d_n_rx; ++a)
+            sp.push_back(at(a, s1));
+        const cd r = cp_correlation(d_num, sp, d_num.cp_other / 4);
+        if (finite(r) && std::abs(r) > 0.0) {
+            gamma = r;
+            d_rot.reset(cfo_from_correlation(gamma), s1);
+        }
+    }
+    // 4. Slot 0 or 10 from the SSS.
     const auto sss = check_sss(pss);
     const double rho_best = std::max(sss.rho0, sss.rho10);
     const double rho_other = std::min(sss.rho0, sss.rho10);
     if (!(rho_best >= d_p.sss_min_rho && rho_best - rho_other >= d_p.sss_min_margin)) {
-        log(0, fmt("ofdm_sync: PSS at sample %lld (metric %.1f/n_sc) but no clear SSS "
+        log(0, fmt("ofdm_sync: PSS at sample %lld (metric %.2f) but no clear SSS "
                    "(rho0 %.2f, rho10 %.2f)",
-                   static_cast<long long>(pss), m * d_num.n_sc, sss.rho0, sss.rho10));
+                   static_cast<long long>(pss), m, sss.rho0, sss.rho10));
         return false;
     }
     int64_t start = pss + d_n - d_slot;
@@ -539,12 +889,23 @@ bool slot_sync::try_lock(int64_t coarse)
     d_first = true;
     d_start = start;
     d_ns = ns;
+    // Sample clock: output sample 0 is the first emitted slot's first sample.
+    d_n_out = 0;
+    d_last_start = -1;
+    d_sro_valid = false;
+    d_resample = false;
+    d_clk_hist.clear();
+    d_clk_sigma_b = 0.0;
+    if (d_p.sro_window > 0)
+        clock_update(pss - start, static_cast<double>(pss) + fraction_at(pss),
+                     timing_sigma(m));
     d_cfo_corr = gamma;
-    d_lock_metric = m * d_num.n_sc;
+    d_cfo_slots = 1;
+    d_lock_metric = m;
     d_missed = 0;
     d_mismatch = 0;
     log(1, fmt("ofdm_sync: locked at input sample %lld, slot %d, CFO %.4f subcarrier "
-               "spacings, PSS metric %.1f/n_sc, SSS rho %.2f/%.2f",
+               "spacings, PSS metric %.2f, SSS rho %.2f/%.2f",
                static_cast<long long>(start), ns, d_rot.cfo(), d_lock_metric, sss.rho0,
                sss.rho10));
     discard_before(d_start - d_track - 1);
@@ -560,7 +921,7 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
     }
     const bool sync_slot = lte_grid::has_sync(d_ns);
     const bool search = sync_slot && d_pss_done != d_start;
-    if (end() < d_start + d_slot + (search ? d_track + 1 : 0))
+    if (end() < slot_input_end())
         return false;
     info = slot_info();
     if (sync_slot) {
@@ -569,22 +930,42 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
             info.pss_found = true;
             info.pss_metric = d_lock_metric;
         } else {
-            const int64_t expected = d_start + d_slot - d_n;
+            const int64_t n_pss = d_n_out + d_slot - d_n; // output index of the PSS
+            const int64_t expected =
+                d_resample ? std::llround(clock_pos(n_pss)) : d_start + d_slot - d_n;
             int64_t pss = expected;
             float m = 0.0f;
             const bool ok = refine_pss(expected, d_track, &pss, &m);
-            info.pss_metric = m * d_num.n_sc;
+            info.pss_metric = m;
             if (ok && info.pss_metric >= d_p.track_threshold &&
                 std::abs(pss - expected) < d_track) {
                 const int step = static_cast<int>(pss - expected);
-                d_start += step;
-                info.timing_step = step;
+                if (!d_resample)
+                    d_start += step; // whole-sample timing; resampling follows the model
                 info.pss_found = true;
                 if (step != 0)
-                    log(0, fmt("ofdm_sync: timing step %d samples at slot %d", step, d_ns));
+                    log(0, fmt("ofdm_sync: PSS %d samples off at slot %d", step, d_ns));
                 if (d_missed > 0)
                     log(1, fmt("ofdm_sync: PSS found again after %d missed", d_missed));
                 d_missed = 0;
+                if (d_p.sro_window > 0) {
+                    const double t = static_cast<double>(pss) + fraction_at(pss);
+                    const double off = t - clock_pos(n_pss);
+                    switch (clock_update(n_pss, t, timing_sigma(m))) {
+                    case 1:
+                        log(0, fmt("ofdm_sync: PSS %.2f samples off the sample clock line "
+                                   "at slot %d: not used unless the next PSS agrees",
+                                   off, d_ns));
+                        break;
+                    case 2:
+                        log(1, fmt("ofdm_sync: timing jump of %.2f samples at slot %d",
+                                   off, d_ns));
+                        break;
+                    default:
+                        break;
+                    }
+                }
+                set_resampling();
                 const auto sss = check_sss(pss);
                 if (sss.confident && sss.ns != d_ns) {
                     if (++d_mismatch >= d_p.relabel_after) {
@@ -598,7 +979,7 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
                 }
             } else {
                 ++d_missed;
-                log(2, fmt("ofdm_sync: PSS not found in slot %d (metric %.1f/n_sc), "
+                log(2, fmt("ofdm_sync: PSS not found in slot %d (metric %.2f), "
                            "keeping the timing (%d missed)", d_ns, info.pss_metric, d_missed));
                 if (d_missed >= d_p.max_missed) {
                     log(3, "ofdm_sync: sync lost, re-acquiring");
@@ -609,15 +990,32 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
             }
         }
     }
+    // The slot's samples before CFO correction: as they are, or resampled onto the
+    // transmitter's sample clock (positions clock_pos(d_n_out + i)).
+    int64_t start = d_start;
+    if (d_resample) {
+        const double p0 = clock_pos(d_n_out);
+        start = std::llround(p0);
+        for (int a = 0; a < d_n_rx; ++a)
+            d_interp.resample(at(a, start), p0 - start, d_clk_b, d_raw[a].data(), d_slot);
+    } else {
+        for (int a = 0; a < d_n_rx; ++a)
+            std::copy(at(a, start), at(a, start) + d_slot, d_raw[a].begin());
+    }
     // CFO: smoothed CP correlation (skipping the first quarter of every CP, where the
     // previous symbol's delay spread lands).
     std::vector<const cf*> ptr;
     for (int a = 0; a < d_n_rx; ++a)
-        ptr.push_back(at(a, d_start));
+        ptr.push_back(d_raw[a].data());
     const cd r = cp_correlation(d_num, ptr, d_num.cp_other / 4);
     if (finite(r)) {
-        d_cfo_corr = (1.0 - d_p.cfo_alpha) * d_cfo_corr + d_p.cfo_alpha * r;
-        d_rot.retune(cfo_from_correlation(d_cfo_corr), d_start);
+        // A plain mean over the first 1/cfo_alpha slots after the lock, then exponential.
+        const double w = std::max(d_p.cfo_alpha, 1.0 / (++d_cfo_slots));
+        d_cfo_corr = (1.0 - w) * d_cfo_corr + w * r;
+        // The CP gives the CFO modulo 1 subcarrier spacing: take the value nearest the
+        // current one, so that a CFO at or drifting across +-0.5 is followed, not flipped.
+        const double c = cfo_from_correlation(d_cfo_corr);
+        d_rot.retune(c + std::round(d_rot.cfo() - c), start);
         d_nonfinite = false;
     } else {
         info.nonfinite = true;
@@ -627,15 +1025,21 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
         d_nonfinite = true;
     }
     for (int a = 0; a < d_n_rx; ++a)
-        d_rot.apply(d_start, at(a, d_start), out[a], d_slot);
+        d_rot.apply(start, d_raw[a].data(), out[a], d_slot);
     info.ns = d_ns;
-    info.input_start = d_start;
+    info.input_start = start;
+    info.timing_step = d_last_start < 0 ? 0 : static_cast<int>(start - d_last_start - d_slot);
     info.cfo = d_rot.cfo();
     info.first = d_first;
+    info.sro_ppm = sro_ppm();
+    info.resampled = d_resample;
     d_first = false;
+    d_last_start = start;
     d_ns = (d_ns + 1) % lte_numerology::slots_per_frame;
-    d_start += d_slot;
-    discard_before(d_start - d_track - 1);
+    d_n_out += d_slot;
+    d_start = d_resample ? static_cast<int64_t>(std::floor(clock_pos(d_n_out)))
+                         : d_start + d_slot;
+    discard_before(d_start - d_track - frac_interp::taps);
     return true;
 }
 

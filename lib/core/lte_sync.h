@@ -18,7 +18,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gr {
@@ -49,12 +51,19 @@ private:
 };
 
 /*!
- * Normalised PSS correlation metric over many lags (FFT-based overlap-save):
+ * PSS correlation metric normalised in the sync band, over many lags:
  *
- *   M(d) = sum_a |sum_n x_a(d+n) p*(n)|^2 / (sum_a sum_n |x_a(d+n)|^2 * sum_n |p(n)|^2)
+ *   M(d) = sum_a |sum_n x_a(d+n) p*(n)|^2 / (sum_a E_a(d) * sum_n |p(n)|^2),
+ *   E_a(d) = sum_{k in sync band} |X_a,d(k)|^2,
  *
- * in [0, 1]. With data around the PSS the peak is about 62/n_sc x (CFO loss) and the
- * floor about 1/n_sc, so thresholds are given in units of 1/n_sc.
+ * X_a,d the unitary N-point DFT of the window x_a[d .. d+N) and the sync band the 62
+ * PSS subcarriers. The correlation (FFT overlap-save) only sees those subcarriers, so
+ * by Cauchy-Schwarz M is in [0, 1], 1 for a noiseless PSS at the right lag. Normalising
+ * by the band's energy instead of the whole window's makes the peak independent of how
+ * the channel at the PSS subcarriers compares with the rest of the carrier (a
+ * narrowband fade of port 0 at 20 MHz, or 4 ports of which only port 0 sends the PSS):
+ * about SNR_b / (1 + SNR_b) x (CFO loss, sinc^2(cfo)) with SNR_b the PSS's SNR per
+ * subcarrier. Data and noise give about 1/62 (exponential with one antenna).
  */
 class MIMODET_API pss_correlator
 {
@@ -69,6 +78,8 @@ public:
     cf correlate(const cf* x) const;
 
 private:
+    //! Adds E(d), d = 0..m-1, of one antenna (x: m + N - 1 samples) to impl::band.
+    void band_energy(const cf* x, int m);
     struct impl;
     int d_n, d_p;
     std::vector<cf> d_ref;
@@ -113,6 +124,44 @@ private:
     int64_t d_n0 = 0;
 };
 
+/*!
+ * \brief Fractional-delay interpolator for the sample-rate offset correction: y(p) for a
+ * real position p from the samples around it, with a Kaiser-windowed sinc (beta 7) of
+ * `taps` taps, tabulated at `phases` fractions and interpolated linearly between them.
+ * Error below -59 dB (-65 dB at rate 1) for signals within +-0.36 of the sample rate
+ * (the widest LTE occupancy is +-0.352 at 3 MHz), at rates within 100 ppm of 1.
+ */
+class MIMODET_API frac_interp
+{
+public:
+    static constexpr int taps = 16;
+    static constexpr int phases = 256;
+    frac_interp();
+    //! Samples x[-(taps/2 - 1)] .. x[taps/2] around position 0 are read for y(mu), mu in [0, 1].
+    static constexpr int before = taps / 2 - 1;
+    static constexpr int after = taps / 2;
+    /*!
+     * out[i] = x(p0 + i * rate), i = 0..n-1, positions relative to x[0] (x must be
+     * readable from floor(p0) - before - 1 to floor(p0 + (n - 1) rate) + after + 1). The
+     * taps are held over blocks of 4 outputs.
+     */
+    void resample(const cf* x, double p0, double rate, cf* out, int n) const;
+
+private:
+    std::vector<float> d_table; //!< (phases + 1) x taps
+};
+
+/*!
+ * Fractional timing of a PSS from its 62 subcarriers: pss_bins[a] the sync_dft of the
+ * window that starts at the integer PSS position (CFO corrected), and pss its values;
+ * Z(k) = Y(k) conj(P(k)) carries exp(-j 2 pi k tau / N), so tau (samples, the signal
+ * later than the window for tau > 0) is -N / (2 pi) arg(sum_k Z(k+1) conj(Z(k))) over
+ * adjacent subcarriers and antennas. The channel's mean delay adds a constant.
+ */
+MIMODET_API double pss_fraction(const std::vector<std::vector<cf>>& pss_bins,
+                                const std::vector<cf>& pss,
+                                int fft_size);
+
 //! Slot 0 / slot 10 decision from the SSS (frequency domain, coherent with the PSS).
 struct sss_decision {
     int ns = -1;          //!< 0 or 10
@@ -133,27 +182,30 @@ MIMODET_API sss_decision detect_sss(const std::vector<std::vector<cf>>& pss_bins
 
 //! Parameters of the slot synchroniser.
 struct slot_sync_params {
-    //! Acquisition: a PSS candidate is a lag whose metric M (above) exceeds
-    //! detect_threshold / n_sc and is the largest within +-fft_size/4. The PSS is on port
-    //! 0 only, so its peak is about 62/n_tx (x fading, SNR and CFO losses); the threshold
-    //! is therefore low (the data/noise floor is about 1, its maximum over a half frame
-    //! about 8-10 with one receive antenna) and every candidate must also pass the CFO,
-    //! refined-timing and SSS checks before the synchroniser locks. The coarse metric
-    //! also carries the CFO loss (sinc^2(cfo): 0.74 at 0.3 subcarrier spacings).
-    double detect_threshold = 7.0;
+    //! Acquisition: a PSS candidate is a lag whose metric M (pss_correlator, in [0, 1])
+    //! reaches detect_threshold and is the largest within +-fft_size/4. Noise and data
+    //! give M of about 1/62, whose maximum over a half frame is 0.15-0.19 with one
+    //! receive antenna (1.4 to 20 MHz; less with more antennas); the PSS gives about
+    //! SNR_b / (1 + SNR_b) x sinc^2(cfo) (0.74 at 0.3 subcarrier spacings and high SNR),
+    //! whatever the number of transmit ports and however the PSS subcarriers fade relative
+    //! to the rest of the band. Every candidate must also pass the CFO, refined-timing and
+    //! SSS checks before the synchroniser locks.
+    double detect_threshold = 0.2;
     //! Acquisition: the candidate's metric after CFO correction and timing refinement
-    //! (+-fft_size/8) must reach verify_threshold / n_sc.
-    double verify_threshold = 8.0;
+    //! (+-fft_size/8) must reach verify_threshold.
+    double verify_threshold = 0.25;
     //! Acquisition: the SSS must correlate with one of the slot 0/10 sequences with
     //! rho >= sss_min_rho and beat the other by sss_min_margin (rho is in [-1, 1]; about
     //! 0 +- 0.1 on noise or data, 0.8-1 on a real SSS from 10 dB SNR on).
     double sss_min_rho = 0.5;
     double sss_min_margin = 0.3;
-    //! Tracking: a PSS counts as found above track_threshold / n_sc.
-    double track_threshold = 8.0;
+    //! Tracking: a PSS counts as found from a metric of track_threshold on (noise within
+    //! the +-track_window search stays below about 0.1).
+    double track_threshold = 0.25;
     //! Tracking search half-width in samples (-1: cp_other).
     int track_window = -1;
-    //! Weight of a new slot's CP correlation in the smoothed CFO correlation.
+    //! Weight of a new slot's CP correlation in the smoothed CFO correlation (after the
+    //! first 1/cfo_alpha slots, which are averaged with equal weights).
     double cfo_alpha = 0.2;
     //! Consecutive missed PSS (2 per frame) after which the lock is dropped and the
     //! synchroniser re-acquires; until then the timing is kept.
@@ -163,6 +215,20 @@ struct slot_sync_params {
     //! Acquisition: at most this many candidates are verified per half frame of lags (a
     //! bound on the work on pathological input).
     int max_candidates = 64;
+    //! Sample-rate offset: the fractional positions (pss_fraction) of the last sro_window
+    //! PSS, the lock's included (a weighted least-squares line through them), give the
+    //! receiver's input samples per transmitted sample. A PSS off the line by more than
+    //! max(1.5 samples, 75 ns) is held back; if the next one agrees with it, the line
+    //! moves to them (a timing jump) keeping its slope. Once the drift it implies reaches
+    //! sro_resample_drift samples per slot and the estimate is 3 standard errors from 0,
+    //! the output is resampled (frac_interp) to remove it; below half that drift or 2
+    //! standard errors it is not. 0 turns the correction off (the timing then only
+    //! follows the PSS in whole samples).
+    int sro_window = 16;
+    double sro_resample_drift = 0.01;
+    //! Largest sample-rate offset accepted from the first two PSS after the lock (a
+    //! larger timing change between them is a clock jump: the line restarts there).
+    double sro_max_ppm = 1000.0;
 };
 
 //! What pop_slot returns besides the samples.
@@ -174,12 +240,15 @@ struct slot_info {
     bool pss_checked = false; //!< slot 0/10: PSS searched
     bool pss_found = false;
     int timing_step = 0;     //!< timing correction applied at this slot (samples)
-    float pss_metric = 0.0f; //!< PSS metric x n_sc (slots 0/10)
+    float pss_metric = 0.0f; //!< PSS metric M in [0, 1] (slots 0/10)
     bool nonfinite = false;  //!< the slot holds NaN/inf samples (passed on as they are)
+    double sro_ppm = 0.0;    //!< sample-rate offset estimate (0 until a PSS is tracked)
+    bool resampled = false;  //!< the slot was resampled to remove the sample-rate offset
 };
 
 /*!
- * \brief Streaming slot synchroniser (PSS timing, CP CFO, SSS slot number).
+ * \brief Streaming slot synchroniser (PSS timing, CP CFO, SSS slot number, sample-rate
+ * offset).
  *
  * push() appends samples of all antennas; pop_slot() returns the next CFO-corrected
  * slot (slot_samples per antenna) once enough input is there. Acquisition computes the
@@ -190,7 +259,10 @@ struct slot_info {
  * candidate with a confident SSS gives the lock. Every decision waits until the input it
  * looks at is complete, so the lock point does not depend on the push() sizes. Tracking
  * re-searches the PSS at every slot 0/10 within +-track_window and smooths the CFO
- * every slot.
+ * every slot. The fractional PSS positions give the sample clock (a line through them,
+ * slot_sync_params::sro_window); when its slope, the sample-rate offset, makes the
+ * timing drift noticeably within a slot, the slots are resampled onto the
+ * transmitter's clock (frac_interp) instead of cut at whole samples.
  */
 class MIMODET_API slot_sync
 {
@@ -212,6 +284,9 @@ public:
     int64_t samples_wanted() const;
     bool locked() const { return d_locked; }
     double cfo() const;
+    //! Sample-rate offset estimate in ppm (receiver samples per transmitted sample - 1);
+    //! 0 until it is known (the first tracked PSS after the lock).
+    double sro_ppm() const { return d_sro_valid ? (d_clk_b - 1.0) * 1e6 : 0.0; }
     int64_t samples_in() const { return d_base + static_cast<int64_t>(d_buf[0].size()); }
     const lte_numerology& numerology() const { return d_num; }
 
@@ -229,6 +304,20 @@ private:
     bool refine_pss(int64_t expected, int half_width, int64_t* found, float* metric);
     sss_decision check_sss(int64_t pss_pos);
     std::vector<std::vector<cf>> corrected(int64_t start, int len) const;
+    double fraction_at(int64_t pss_pos);
+    // Sample clock model: input position of output sample n (counted from the lock) is
+    // d_clk_a + d_clk_b n.
+    double timing_sigma(float metric) const; //!< spread of a PSS position, samples
+    double jump_tolerance() const;           //!< PSS off the clock line by more: outlier
+    void clock_reset(int64_t n, double t, double sigma);
+    void clock_fit();
+    //! Adds the PSS at input position t (spread sigma) of output sample n. Returns 0 (on
+    //! the line, used), 1 (off the line: held back as an outlier) or 2 (a timing jump:
+    //! the second PSS in a row off the line the same way; the line moved to it).
+    int clock_update(int64_t n, double t, double sigma);
+    double clock_pos(int64_t n) const { return d_clk_a + d_clk_b * static_cast<double>(n); }
+    int64_t slot_input_end() const; //!< input needed to emit the next slot (exclusive)
+    void set_resampling();
 
     lte_numerology d_num;
     int d_n_rx, d_cell_id;
@@ -261,9 +350,28 @@ private:
     int d_ns = 0;
     int64_t d_pss_done = -1; //!< slot start whose PSS was already checked at lock
     cd d_cfo_corr = 0.0;
+    int d_cfo_slots = 0; //!< slots in d_cfo_corr since the lock
     float d_lock_metric = 0.0f;
     int d_missed = 0, d_mismatch = 0;
     bool d_nonfinite = false;
+
+    // sample-rate offset
+    frac_interp d_interp;
+    std::vector<std::vector<cf>> d_raw; //!< the slot before CFO correction
+    int64_t d_n_out = 0;                //!< output sample index of the next slot
+    double d_clk_a = 0.0, d_clk_b = 1.0;
+    struct clock_point {
+        int64_t n; //!< output sample index of a PSS
+        double t;  //!< its input position
+        double w;  //!< weight 1 / sigma^2
+    };
+    std::vector<clock_point> d_clk_hist; //!< tracked PSS since the lock or the last jump
+    std::optional<clock_point> d_clk_pending; //!< the last PSS off the line
+    int d_clk_outliers = 0;                   //!< PSS off the line in a row
+    double d_clk_sigma_b = 0.0;          //!< standard error of d_clk_b
+    bool d_sro_valid = false;            //!< d_clk_b estimated (>= 2 PSS)
+    bool d_resample = false;
+    int64_t d_last_start = -1; //!< input_start of the previous slot (timing_step)
 };
 
 } // namespace lte_sync

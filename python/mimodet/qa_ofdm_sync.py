@@ -165,9 +165,10 @@ class qa_ofdm_sync(gr_unittest.TestCase):
     # Regressions found by the loopback integration tests (python/mimodet/qa_loopback.py).
 
     def test_006_one_two_four_tx_ports(self):
-        # The PSS is on port 0 only, so its metric is about 62/n_tx of the single-port
-        # one (the old fixed threshold of 16/n_sc missed 4 ports); per-port unit energy
-        # and unit total channel power as in slot_framer + mimo_channel.
+        # The PSS is on port 0 only: with the old full-band metric its peak was about
+        # 62/n_tx of the single-port one (a fixed threshold of 16/n_sc missed 4 ports);
+        # per-port unit energy and unit total channel power as in slot_framer +
+        # mimo_channel.
         seed = 60
         for bw in (5, 20):
             for n_tx in (1, 2, 4):
@@ -240,6 +241,49 @@ class qa_ofdm_sync(gr_unittest.TestCase):
             r = link.run()
             self.assertEqual(r["first_slot"], 0)
             self.assertEqual(r["slots"], 40)
+
+    def test_011_20mhz_acquisition_in_a_fade(self):
+        # Regression (docs/LOOPBACK.md): the two 20 MHz time-domain links of the
+        # 200-slot table whose first received slot was 110 and 160 (seeds 1601: 4x4, 1403:
+        # 2x2; the same channel and offset, QPSK and the cheap ZF detector here, whose
+        # errors do not matter). Port 0's PSS sat in an EPA fade at the carrier centre,
+        # which the old full-band metric could not see.
+        from gnuradio.mimodet import loopback
+        for ant, seed in ((4, 1601), (2, 1403)):
+            to = int(np.random.default_rng(seed).integers(0, 20000))
+            link = loopback.build_link(20, ant, "qpsk", "zf", "cpu", "epa", 30, 12, seed,
+                                       domain="time", cfo=0.3, timing_offset=to)
+            r = link.run()
+            msg = "%dx%d seed %d offset %d" % (ant, ant, seed, to)
+            self.assertEqual(r["first_slot"], 0, msg)
+            self.assertEqual(r["slots"], 12, msg)
+            self.assertEqual(r["slots_missing"], 0, msg)
+
+    def test_012_sample_rate_offset(self):
+        # A receiver clock 40 ppm fast (gr-filter's arbitrary resampler after the
+        # channel): the block reports the offset and resamples; the slots keep coming.
+        from gnuradio import filter as grfilter
+        rng = np.random.default_rng(12)
+        rx, _, _ = make_signal(5, 1, 2, 77, 32, 0, 3000, 0.3, 30.0, rng)
+        ppm = 40.0
+        tb = gr.top_block()
+        sync = mimodet.ofdm_sync(5, 2, 77)
+        sinks = []
+        for a in range(2):
+            src = blocks.vector_source_c(rx[a].tolist(), False)
+            rs = grfilter.pfb.arb_resampler_ccf(1.0 + ppm * 1e-6)
+            snk = blocks.vector_sink_c()
+            tb.connect(src, rs, (sync, a))
+            tb.connect((sync, a), snk)
+            sinks.append(snk)
+        tb.run()
+        applied = (float(np.float32(1.0 + ppm * 1e-6)) - 1.0) * 1e6
+        ns = [pmt.to_long(t.value) for t in sinks[0].tags() if str(t.key) == "slot"]
+        self.assertGreaterEqual(len(ns), 30)
+        self.assertEqual(ns, [i % 20 for i in range(len(ns))])
+        self.assertTrue(sync.resampling())
+        self.assertLess(abs(sync.sro_ppm() - applied), 1.0, sync.sro_ppm())
+        self.assertLess(abs(sync.cfo() - 0.3), 0.01)
 
 
 if __name__ == "__main__":

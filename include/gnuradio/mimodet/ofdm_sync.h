@@ -16,32 +16,37 @@ namespace mimodet {
 
 /*!
  * \brief LTE-style receiver synchronisation: slot timing from the PSS, CFO from the
- * cyclic prefixes, slot 0/10 from the SSS (docs/SLOT_LAYOUT.md). \ingroup mimodet
+ * cyclic prefixes, slot 0/10 from the SSS, sample-rate offset from the PSS timing drift
+ * (docs/SLOT_LAYOUT.md). \ingroup mimodet
  *
  * \details
  * Inputs: n_rx complex streams (the receive antennas, sample-aligned with each other).
- * Outputs: n_rx complex streams, CFO corrected, starting at a slot boundary (the first
- * sample of the slot's first CP), with a tag "slot" (value: long ns, 0..19) on the first
- * sample of every slot. Input tags are not propagated.
+ * Outputs: n_rx complex streams, CFO corrected (and resampled when the receiver's sample
+ * rate is off, below), starting at a slot boundary (the first sample of the slot's first
+ * CP), with a tag "slot" (value: long ns, 0..19) on the first sample of every slot. Input
+ * tags are not propagated.
  *
  * Acquisition: time-domain correlation with the PSS symbol of N_ID2 = cell_id mod 3
- * (unitary IFFT of lte_grid::make_pss), normalised and summed over the antennas,
- * computed in fixed blocks of lags. A candidate is a lag whose metric exceeds 7/n_sc
- * and is the largest within +-fft_size/4. The PSS is on port 0 only, so its peak is
- * about 62/n_tx /n_sc (x CFO loss before correction, 0.74 at 0.3 subcarrier spacings;
- * about 14 at 20 MHz with 4 ports and 10 dB); data and noise give about 1/n_sc, with
- * maxima of 8-10/n_sc per half frame on one antenna, so the threshold only selects
- * candidates and the verification decides. Candidates are verified in time order: the
- * CFO (fractional, |cfo| < 0.5 subcarrier spacings) comes from the CP correlation of the
- * candidate's slot, the timing is refined on the corrected samples (metric >= 8/n_sc),
- * and the SSS (lte_grid::make_sss(cell_id, 0) vs (cell_id, 10), equalised with the PSS in
- * the frequency domain) must clearly say slot 0 or 10 (normalised correlation >= 0.5 and
- * 0.3 above the other; data/noise candidates stay below about 0.25), else the candidate
- * is dropped. Every decision waits until all the input it looks at is there, so the lock
+ * (unitary IFFT of lte_grid::make_pss), summed over the antennas and normalised by the
+ * received energy in the 62 PSS subcarriers (not in the whole band), computed in fixed
+ * blocks of lags. The metric is in [0, 1]: about SNR/(1 + SNR) x sinc^2(cfo) at the PSS
+ * (SNR per PSS subcarrier; 0.74 at 0.3 subcarrier spacings and 30 dB), about 1/62 on data
+ * and noise (at most 0.15-0.19 per half frame with one antenna). Normalising in the PSS's
+ * own band makes the peak independent of the number of transmit ports (the PSS is on
+ * port 0 only) and of a fade of port 0 at the centre of a wide carrier (normalised by
+ * the whole band's energy, a 20 MHz EPA fade pushed the PSS under the data floor for
+ * 100 ms and more). A candidate is a lag whose metric reaches 0.2 and is the largest
+ * within +-fft_size/4. Candidates are verified in time order: the CFO (fractional,
+ * |cfo| < 0.5 subcarrier spacings) comes from the CP correlation of the candidate's slot,
+ * the timing is refined on the corrected samples (metric >= 0.25), and the SSS
+ * (lte_grid::make_sss(cell_id, 0) vs (cell_id, 10), equalised with the PSS in the
+ * frequency domain) must clearly say slot 0 or 10 (normalised correlation >= 0.5 and 0.3
+ * above the other; data/noise candidates stay below about 0.25), else the candidate is
+ * dropped. Every decision waits until all the input it looks at is there, so the lock
  * point does not depend on how the scheduler splits the input into work() calls. Lags
  * whose window holds no energy (exact zeros) get metric 0. Samples before the slot of
- * the first accepted PSS are
- * dropped; a leading offset of any length (zeros or noise) does not matter.
+ * the first accepted PSS are dropped; a leading offset of any length (zeros or noise)
+ * does not matter.
  *
  * Tracking: every slot 0/10 the PSS is searched within +-cp_other samples of where it is
  * expected; the slot start moves to it (the output still holds exactly slot_samples per
@@ -51,12 +56,27 @@ namespace mimodet {
  * dropped and the block re-acquires. Two confident SSS decisions in a row contradicting
  * the slot count relabel it. Non-finite input is logged and does not change the CFO.
  *
- * Largest CFO: only the fractional CFO is estimated, so |cfo| < 0.5 subcarrier spacings
- * (7.5 kHz). Measured at 20 dB (1.4, 5 and 20 MHz, 10 runs each): every run synchronises
- * (timing +-2, right slot numbers, CFO within 0.02) up to |cfo| = 0.49; at 0.5 the sign is
- * ambiguous and most runs fail, beyond it the estimate wraps to cfo - 1. The accuracy
+ * Sample-rate offset: the fractional position of every tracked PSS (maximum of the
+ * correlation at fractional lags, from its 62 subcarriers) goes into a weighted
+ * least-squares line over the last 16 PSS, whose slope is the receiver's sample rate
+ * relative to the transmitter's (sro_ppm()). Once the drift it implies reaches 0.01
+ * samples per slot and the estimate is 3 standard errors from 0, the output is
+ * resampled onto the transmitter's sample clock (16-tap Kaiser-windowed sinc, error
+ * below -59 dB): the timing then no longer drifts within a slot, which otherwise turns
+ * the subcarriers' phases by up to 2 pi (B/2) sro T_slot between a slot's first and
+ * last symbol (0.35 rad at 5 MHz and 50 ppm). The estimate needs the first tracked PSS
+ * (5 ms after the lock); the slots before it keep the drift. Timing jumps of more than
+ * 1.5 samples are followed at once and restart the estimate.
+ *
+ * Largest CFO: only the fractional CFO is estimated at the lock, so |cfo| < 0.5
+ * subcarrier spacings (7.5 kHz); after the lock each new estimate is taken nearest the
+ * current one, so a CFO that drifts across +-0.5 is followed. Measured at 20 dB (1.4, 5
+ * and 20 MHz, 10 runs each): every run synchronises (timing +-2, right slot numbers, CFO
+ * within 0.02) up to |cfo| = 0.49; at 0.5 the sign is ambiguous and most runs fail,
+ * beyond it the estimate wraps to cfo - 1 and no PSS verifies. The accuracy
  * at 0.3: CFO error rms 0.001 (1.4 MHz) .. 0.0004 (20 MHz) at 20 dB, 0.004 .. 0.0014 at
- * 10 dB; timing exact at 1.4/5 MHz, within 1 sample at 20 MHz.
+ * 10 dB; timing exact at 1.4/5 MHz, within 1 sample at 20 MHz. Measured tolerances of the
+ * whole receiver (CFO, sample-rate offset) are in docs/OTA.md.
  */
 class MIMODET_API ofdm_sync : virtual public gr::block
 {
@@ -80,6 +100,11 @@ public:
     virtual uint64_t slots_out() const = 0;
     //! PSS searches in tracking that found no PSS, so far.
     virtual uint64_t pss_missed() const = 0;
+    //! Sample-rate offset estimate in ppm (receiver samples per transmitted sample, minus
+    //! 1); 0 until the first PSS after the lock has been tracked.
+    virtual double sro_ppm() const = 0;
+    //! Whether the output is being resampled to remove the sample-rate offset.
+    virtual bool resampling() const = 0;
 };
 
 } // namespace mimodet

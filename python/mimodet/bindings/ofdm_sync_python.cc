@@ -20,9 +20,9 @@ void bind_ofdm_sync(py::module& m)
     py::class_<ofdm_sync, gr::block, gr::basic_block, std::shared_ptr<ofdm_sync>>(
         m,
         "ofdm_sync",
-        "LTE-style receiver synchronisation: PSS timing, CP CFO, SSS slot 0/10; n_rx "
-        "streams in, n_rx CFO-corrected streams out starting at a slot, 'slot' tags; see "
-        "docs/SLOT_LAYOUT.md.")
+        "LTE-style receiver synchronisation: PSS timing, CP CFO, SSS slot 0/10, "
+        "sample-rate offset; n_rx streams in, n_rx CFO-corrected (and resampled) streams "
+        "out starting at a slot, 'slot' tags; see docs/SLOT_LAYOUT.md.")
         .def(py::init(&ofdm_sync::make),
              py::arg("bandwidth_mhz"),
              py::arg("n_rx"),
@@ -34,5 +34,12 @@ void bind_ofdm_sync(py::module& m)
              "Current CFO estimate in subcarrier spacings (15 kHz); 0 before the first lock.")
         .def("locked", &ofdm_sync::locked, "Whether the block is locked (emitting slots).")
         .def("slots_out", &ofdm_sync::slots_out, "Slots emitted so far.")
-        .def("pss_missed", &ofdm_sync::pss_missed, "Tracking PSS searches that failed.");
+        .def("pss_missed", &ofdm_sync::pss_missed, "Tracking PSS searches that failed.")
+        .def("sro_ppm",
+             &ofdm_sync::sro_ppm,
+             "Sample-rate offset estimate in ppm (receiver samples per transmitted sample "
+             "- 1); 0 until the first PSS after the lock has been tracked.")
+        .def("resampling",
+             &ofdm_sync::resampling,
+             "Whether the output is resampled to remove the sample-rate offset.");
 }
