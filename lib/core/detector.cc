@@ -12,6 +12,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <stdexcept>
@@ -28,8 +32,124 @@ log_handler g_log_handler;
 const std::vector<std::string> k_algorithms = { "ml",  "zf",  "mmse", "psd",
                                                 "fsd", "sfsd", "mtt" };
 
-// Below this many vectors per call the thread start-up costs more than it saves.
+// Below this many vectors per call waking a worker costs more than it saves.
 constexpr size_t k_min_vectors_per_thread = 64;
+
+/*!
+ * Persistent workers for cpu_detector::run. A slot is several detect calls, and starting
+ * and joining std::threads on every call cost about as much as the work they shared.
+ * run(n, fn) calls fn(t) for t in [0, n): t = 0 on the caller, t >= 1 on worker t, so a
+ * share index always lands on the same thread (and the caller keeps the same kernel
+ * object as before). Not reentrant: one run at a time, like the detector itself.
+ */
+class worker_pool
+{
+public:
+    worker_pool() = default;
+    worker_pool(const worker_pool&) = delete;
+    worker_pool& operator=(const worker_pool&) = delete;
+
+    ~worker_pool()
+    {
+        {
+            std::lock_guard<std::mutex> lk(d_mutex);
+            d_stop = true;
+        }
+        d_wake.notify_all();
+        for (auto& th : d_threads)
+            th.join();
+    }
+
+    void run(size_t n, const std::function<void(size_t)>& fn)
+    {
+        if (n <= 1) {
+            fn(0);
+            return;
+        }
+        // Created lazily, so a single-threaded detector never owns a thread.
+        while (d_threads.size() + 1 < n) {
+            uint64_t gen;
+            {
+                std::lock_guard<std::mutex> lk(d_mutex);
+                gen = d_gen;
+            }
+            const size_t t = d_threads.size() + 1;
+            d_threads.emplace_back([this, t, gen] { loop(t, gen); });
+        }
+        {
+            std::lock_guard<std::mutex> lk(d_mutex);
+            d_fn = &fn;
+            d_active = n;
+            d_pending = n - 1;
+            d_errors.assign(n, nullptr);
+            ++d_gen;
+        }
+        d_wake.notify_all();
+
+        std::exception_ptr mine;
+        try {
+            fn(0);
+        } catch (...) {
+            mine = std::current_exception();
+        }
+        // Always wait: the workers reference fn and the caller's buffers.
+        std::vector<std::exception_ptr> errors;
+        {
+            std::unique_lock<std::mutex> lk(d_mutex);
+            d_done.wait(lk, [this] { return d_pending == 0; });
+            d_fn = nullptr;
+            errors.swap(d_errors);
+        }
+        if (mine)
+            std::rethrow_exception(mine);
+        for (auto& e : errors)
+            if (e)
+                std::rethrow_exception(e);
+    }
+
+private:
+    void loop(size_t t, uint64_t seen)
+    {
+        for (;;) {
+            const std::function<void(size_t)>* fn;
+            {
+                std::unique_lock<std::mutex> lk(d_mutex);
+                d_wake.wait(lk, [&] { return d_stop || d_gen != seen; });
+                if (d_stop)
+                    return;
+                seen = d_gen;
+                // A call that needs fewer threads leaves the higher workers idle; they
+                // are not counted in d_pending, so skipping a generation is harmless.
+                if (t >= d_active)
+                    continue;
+                fn = d_fn;
+            }
+            std::exception_ptr err;
+            try {
+                (*fn)(t);
+            } catch (...) {
+                err = std::current_exception();
+            }
+            {
+                std::lock_guard<std::mutex> lk(d_mutex);
+                d_errors[t] = err;
+                if (--d_pending == 0)
+                    d_done.notify_one();
+            }
+        }
+    }
+
+    std::mutex d_mutex;
+    std::condition_variable d_wake; // workers: a new generation or stop
+    std::condition_variable d_done; // caller: d_pending reached 0
+    std::vector<std::thread> d_threads; // worker t is d_threads[t - 1]
+    const std::function<void(size_t)>* d_fn = nullptr;
+    std::vector<std::exception_ptr> d_errors;
+    uint64_t d_gen = 0;
+    size_t d_active = 0;
+    size_t d_pending = 0;
+    bool d_stop = false;
+};
 
 class cpu_detector : public detector
 {
@@ -113,30 +233,22 @@ protected:
             work(0, 0, n_mat);
             return;
         }
-        std::vector<std::thread> pool;
-        std::vector<std::exception_ptr> errors(n_threads);
+        // Same contiguous chunks and kernel per share index as with per-call threads;
+        // every matrix is detected independently, so the outputs do not depend on the
+        // split anyway.
         const size_t chunk = (n_mat + n_threads - 1) / n_threads;
-        for (size_t t = 0; t < n_threads; ++t) {
-            const size_t b = t * chunk, e = std::min(n_mat, b + chunk);
-            pool.emplace_back([&, t, b, e] {
-                try {
-                    work(t, b, e);
-                } catch (...) {
-                    errors[t] = std::current_exception();
-                }
-            });
-        }
-        for (auto& th : pool)
-            th.join();
-        for (auto& e : errors)
-            if (e)
-                std::rethrow_exception(e);
+        d_pool.run(n_threads, [&](size_t t) {
+            const size_t b = std::min(n_mat, t * chunk), e = std::min(n_mat, b + chunk);
+            work(t, b, e);
+        });
     }
 
 private:
     std::vector<std::unique_ptr<core::cpu_kernel>> d_kernels;
     int d_max_threads = 1;
     bool d_soft = false;
+    // Last member: destroyed (workers joined) before the kernels they use.
+    worker_pool d_pool;
 };
 
 void validate_config(const detector_config& cfg)
