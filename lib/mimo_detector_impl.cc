@@ -6,7 +6,6 @@
  */
 
 #include "mimo_detector_impl.h"
-#include "core/psd_params.h"
 #include <gnuradio/io_signature.h>
 #include <gnuradio/logger.h>
 #include <gnuradio/mimodet/detector.h>
@@ -45,10 +44,6 @@ detector_config make_config(const std::string& algorithm,
                             double deadline_us)
 {
     lte_numerology::from_bandwidth(bandwidth_mhz); // throws for unknown bandwidths
-    core::psd_deadline_ns(deadline_us);             // throws for an invalid budget
-    if (deadline_us != 0.0 && algorithm != "psd")
-        throw std::invalid_argument("mimodet: mimo_detector: deadline_us applies to "
-                                    "algorithm 'psd' only");
     if (n_tx != 1 && n_tx != 2 && n_tx != 4)
         throw std::invalid_argument("mimodet: mimo_detector: n_tx must be 1, 2 or 4, got " +
                                     std::to_string(n_tx));
@@ -166,8 +161,7 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
 {
     route_core_log();
     const lte_grid grid(lte_numerology::from_bandwidth(bandwidth_mhz), cfg.n_tx, cell_id);
-    d_det = detector::make(cfg);
-    d_slots_det = std::make_unique<core::slot_detection>(grid, cfg.n_rx, d_det);
+    d_slots_det = std::make_unique<core::slot_detection>(grid, cfg.n_rx, detector::make(cfg));
     d_max_per_slot = d_slots_det->max_values_per_slot();
     // Room for at least one whole slot in every call; one input item per slot gives up to
     // d_max_per_slot output items (the rate also keeps the upstream buffers small: with
@@ -217,38 +211,6 @@ int mimo_detector_impl::slot_of_item(uint64_t abs_item, bool& tagged)
     return ns;
 }
 
-size_t mimo_detector_impl::detect_bits_counting(int ns,
-                                                const gr_complex* H,
-                                                float noise_var,
-                                                uint8_t* out)
-{
-    // slot_detection::detect_bits' loop, with stats: the truncated flags are per vector.
-    const core::slot_detection& sd = *d_slots_det;
-    const size_t hm = static_cast<size_t>(d_n_rx) * sd.n_tx();
-    const size_t per = static_cast<size_t>(sd.values_per_element());
-    size_t truncated = 0;
-    for (const auto& g : sd.groups(ns)) {
-        const size_t n_mat = g.sc.size(), n_vec = g.re.size();
-        d_H.resize(n_mat * hm);
-        d_y.resize(n_vec * d_n_rx);
-        d_nv.assign(n_mat, noise_var);
-        d_bits.resize(n_vec * per);
-        d_stats.assign(n_vec, vector_stats{});
-        sd.gather(g, d_grids.data(), H, d_H.data(), d_y.data());
-        d_det->detect_bits(d_H.data(),
-                           d_y.data(),
-                           n_mat,
-                           static_cast<size_t>(g.n_sym),
-                           d_nv.data(),
-                           d_bits.data(),
-                           d_stats.data());
-        sd.scatter(g, d_bits.data(), out);
-        for (const auto& s : d_stats)
-            truncated += s.truncated;
-    }
-    return truncated;
-}
-
 int mimo_detector_impl::general_work(int noutput_items,
                                      gr_vector_int& ninput_items,
                                      gr_vector_const_void_star& input_items,
@@ -288,13 +250,15 @@ int mimo_detector_impl::general_work(int noutput_items,
         size_t truncated = 0;
         if (why.empty()) {
             try {
-                if (d_deadline) // psd: hard only
-                    truncated = detect_bits_counting(ns, h, v, static_cast<uint8_t*>(o));
-                else if (d_soft)
+                if (d_soft)
                     d_slots_det->detect_llr(ns, d_grids.data(), h, v, static_cast<float*>(o));
                 else
-                    d_slots_det->detect_bits(
-                        ns, d_grids.data(), h, v, static_cast<uint8_t*>(o));
+                    d_slots_det->detect_bits(ns,
+                                             d_grids.data(),
+                                             h,
+                                             v,
+                                             static_cast<uint8_t*>(o),
+                                             d_deadline ? &truncated : nullptr);
             } catch (const std::exception& e) {
                 why = std::string("detector failed: ") + e.what();
             }

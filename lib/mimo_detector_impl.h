@@ -42,9 +42,6 @@ public:
 private:
     //! ns of an input item: its slot tag, else the previous slot + 1.
     int slot_of_item(uint64_t abs_item, bool& tagged);
-    //! slot_detection::detect_bits with the per-vector stats (PSD with a deadline):
-    //! returns the number of truncated vectors of the slot.
-    size_t detect_bits_counting(int ns, const gr_complex* H, float noise_var, uint8_t* out);
 
     std::unique_ptr<core::slot_detection> d_slots_det;
     bool d_soft;
@@ -55,13 +52,8 @@ private:
     // Read by other threads (GUI probes, tests) while work() runs.
     std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
     std::vector<const gr_complex*> d_grids;
-    detector::sptr d_det;   //!< the detector d_slots_det runs (shared)
-    bool d_deadline;        //!< psd with a deadline: detect with stats, tag truncations
+    bool d_deadline; //!< psd with a deadline: count and tag truncated vectors
     const pmt::pmt_t d_truncated_key;
-    std::vector<gr_complex> d_H, d_y; //!< one group's batch (detect_bits_counting)
-    std::vector<float> d_nv;
-    std::vector<uint8_t> d_bits;
-    std::vector<vector_stats> d_stats;
 };
 
 } // namespace mimodet

@@ -111,12 +111,26 @@ void slot_detection::run(
     }
 }
 
-void slot_detection::detect_bits(
-    int ns, const cf* const* grids, const cf* H, float noise_var, uint8_t* out)
+void slot_detection::detect_bits(int ns,
+                                 const cf* const* grids,
+                                 const cf* H,
+                                 float noise_var,
+                                 uint8_t* out,
+                                 size_t* truncated)
 {
+    if (truncated)
+        *truncated = 0;
     run(ns, grids, H, noise_var, out,
-        [this](const cf* h, const cf* y, size_t m, size_t s, const float* nv, uint8_t* o) {
-            d_det->detect_bits(h, y, m, s, nv, o);
+        [this, truncated](
+            const cf* h, const cf* y, size_t m, size_t s, const float* nv, uint8_t* o) {
+            if (!truncated) {
+                d_det->detect_bits(h, y, m, s, nv, o);
+                return;
+            }
+            d_stats.assign(m * s, vector_stats{});
+            d_det->detect_bits(h, y, m, s, nv, o, d_stats.data());
+            for (const auto& st : d_stats)
+                *truncated += st.truncated;
         });
 }
 

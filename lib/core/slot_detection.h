@@ -92,8 +92,15 @@ public:
      * Detects slot ns: grids[r] (7 * n_sc each), H[(k * n_rx + r) * n_tx + t], the slot's
      * noise_var. Writes values_per_slot(ns) bits (hard, or the LLR signs of a soft
      * detector). Throws std::invalid_argument for unusable inputs (see check()).
+     * With `truncated` non-null it also counts the slot's vectors whose search a PSD
+     * deadline cut short (vector_stats::truncated) into *truncated.
      */
-    void detect_bits(int ns, const cf* const* grids, const cf* H, float noise_var, uint8_t* out);
+    void detect_bits(int ns,
+                     const cf* const* grids,
+                     const cf* H,
+                     float noise_var,
+                     uint8_t* out,
+                     size_t* truncated = nullptr);
     //! As detect_bits, with max-log LLRs (soft detectors only: std::logic_error else).
     void detect_llr(int ns, const cf* const* grids, const cf* H, float noise_var, float* out);
 
@@ -111,6 +118,7 @@ private:
     std::vector<cf> d_H, d_y;
     std::vector<float> d_nv, d_llr;
     std::vector<uint8_t> d_bits;
+    std::vector<vector_stats> d_stats;
 };
 
 } // namespace core
