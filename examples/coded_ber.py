@@ -32,8 +32,7 @@ os.environ.setdefault("GR_CONF_LOG_LOG_LEVEL", "warn")
 
 from gnuradio import mimodet  # noqa: E402
 from gnuradio.mimodet import coding  # noqa: E402
-
-Q = {"qpsk": 2, "16qam": 4, "64qam": 6}
+from gnuradio.mimodet.loopback import MODULATIONS as Q  # noqa: E402  bits per symbol
 
 
 def parse_configs(text):

@@ -210,7 +210,8 @@ class bicm_link(object):
         self.n_rx = detector.n_rx
         self.bpv = detector.bits_per_vector
         self.q = self.bpv // self.n_tx
-        self.modulation = {2: "qpsk", 4: "16qam", 6: "64qam"}[self.q]
+        from .loopback import MODULATIONS
+        self.modulation = {q: name for name, q in MODULATIONS.items()}[self.q]
         self.block = int(block)
         self.il = interleaver(code.n, interleaver_seed)
         self.rng = np.random.default_rng(seed)
