@@ -246,6 +246,15 @@ __device__ inline unsigned long long psd_globaltimer()
     return t;
 }
 
+//! The call's start (one thread per block or warp calls it): the first caller of the
+//! call claims the zeroed word with its own time, every later one reads that time.
+__device__ inline unsigned long long psd_call_start(unsigned long long* call_start)
+{
+    const unsigned long long now = psd_globaltimer();
+    const unsigned long long old = atomicCAS(call_start, 0ull, now);
+    return old != 0 ? old : now;
+}
+
 // ---------------------------------------------------------------- block algorithm
 
 /*!
@@ -720,11 +729,8 @@ __global__ void __launch_bounds__(TT)
         // The call's start: set by the first block of the call (the word was zeroed
         // before the call's first chunk), read by all others.
         __shared__ unsigned long long s_start;
-        if (threadIdx.x == 0) {
-            const unsigned long long now = psd_globaltimer();
-            const unsigned long long old = atomicCAS(call_start, 0ull, now);
-            s_start = old != 0 ? old : now;
-        }
+        if (threadIdx.x == 0)
+            s_start = psd_call_start(call_start);
         __syncthreads();
         D.at = s_start + budget_ns;
     }
@@ -1014,11 +1020,8 @@ __global__ void __launch_bounds__(k_psd_warp* k_psd_warps_per_block)
     if (budget_ns != 0) {
         // The call's start, as in the block kernel: each warp claims or reads it.
         unsigned long long start = 0;
-        if (lane == 0) {
-            const unsigned long long now = psd_globaltimer();
-            const unsigned long long old = atomicCAS(call_start, 0ull, now);
-            start = old != 0 ? old : now;
-        }
+        if (lane == 0)
+            start = psd_call_start(call_start);
         D.at = __shfl_sync(0xffffffffu, start, 0) + budget_ns;
     }
 
