@@ -94,6 +94,10 @@ struct options {
     double first_slot_timeout = 120;
     int slots = 40;
     int threads = 0;
+    double deadline_us = 0; // psd only
+    int est_threads = 0;
+    int sorted_qr = -1;
+    std::vector<int> psd_lvl, psd_exp;
     int cell_id = 1;
     bool soft = false;
     bool perf = true;
@@ -181,6 +185,15 @@ void usage()
            "has\n"
            "                     a CUDA implementation and a GPU exists, else the CPU)\n"
            "  --threads N        CPU detector threads (default 0: all cores)\n"
+           "  --est-threads N    channel estimator threads (default 0: the block's "
+           "default)\n"
+           "  --deadline-us X    PSD real-time budget per slot in microseconds (default "
+           "0:\n"
+           "                     exact ML); the block then detects one slot per call\n"
+           "  --sorted-qr N      -1 the algorithm's default, 0 plain QR, 1 sorted QR "
+           "(psd, mtt)\n"
+           "  --psd-lvl LIST     PSD lvl parameters (default: the preset)\n"
+           "  --psd-exp LIST     PSD exp parameters (default: the preset)\n"
            "  --snr LIST         SNR per data element in dB (default 20)\n"
            "  --domain LIST      freq (grids: estimator + detector) or time (ofdm_sync "
            "+\n"
@@ -243,6 +256,17 @@ options parse(int argc, char** argv)
             o.backends = split(next());
         else if (a == "--threads")
             o.threads = static_cast<int>(to_int(a, next()));
+        else if (a == "--est-threads")
+            o.est_threads = static_cast<int>(to_int(a, next()));
+        else if (a == "--deadline-us")
+            o.deadline_us = to_double(a, next());
+        else if (a == "--sorted-qr")
+            o.sorted_qr = static_cast<int>(to_int(a, next()));
+        else if (a == "--psd-lvl" || a == "--psd-exp")
+            (a == "--psd-lvl" ? o.psd_lvl : o.psd_exp) =
+                split_map(a, next(), [](const std::string& n, const std::string& v) {
+                    return static_cast<int>(to_int(n, v));
+                });
         else if (a == "--snr")
             o.snrs = split_map(a, next(), to_double);
         else if (a == "--domain")
@@ -740,6 +764,7 @@ struct run_result {
     double slots_per_s = 0, mbit_per_s = 0, p50 = NAN, p99 = NAN, pmax = NAN, ber = NAN;
     double window_s = 0;
     uint64_t slots = 0, lost = 0, bad = 0, est_bad = 0, misaligned = 0, sync_missed = 0;
+    uint64_t truncated = 0; //!< slots with PSD searches cut short by the deadline
     int first_ns = -1;
     int64_t first_k = -1;
     std::vector<busy_entry> busy;
@@ -810,13 +835,15 @@ run_result run_one(const options& o,
                                   o.cell_id,
                                   backend,
                                   soft,
-                                  std::vector<int>(),
-                                  std::vector<int>(),
+                                  alg == "psd" ? o.psd_lvl : std::vector<int>(),
+                                  alg == "psd" ? o.psd_exp : std::vector<int>(),
                                   -1,
                                   -1,
-                                  -1,
+                                  alg == "psd" || alg == "mtt" ? o.sorted_qr : -1,
                                   0.0f,
-                                  o.threads);
+                                  o.threads,
+                                  true,
+                                  alg == "psd" ? o.deadline_us : 0.0);
     } catch (const std::exception& e) {
         res.error = e.what();
         return res;
@@ -833,7 +860,7 @@ run_result run_one(const options& o,
     auto tb = gr::make_top_block("mimodet_flowgraph_bench");
     auto src = std::make_shared<slot_replay>(
         tx.rx, tx.n_slots, tx.items_per_slot, tx.vlen, rate, st);
-    auto est = channel_estimator::make(o.bandwidth, nt, nr, o.cell_id);
+    auto est = channel_estimator::make(o.bandwidth, nt, nr, o.cell_id, o.est_threads);
     auto meter =
         std::make_shared<slot_meter>(soft, items, tx.bits, tx.slot_start, tx.n_slots, st);
     ofdm_sync::sptr sync;
@@ -886,6 +913,7 @@ run_result run_one(const options& o,
     meter->record(true);
     const auto c0 = meter->counters();
     const uint64_t bad0 = det->bad_slots(), est_bad0 = est->bad_slots();
+    const uint64_t trunc0 = det->truncated_slots();
     const uint64_t missed0 = sync ? sync->pss_missed() : 0;
     for (auto& b : res.busy)
         b.t0 = o.perf ? b.blk->pc_work_time_total() : 0;
@@ -899,6 +927,7 @@ run_result run_one(const options& o,
         b.pct = o.perf ? 100.0 * (b.blk->pc_work_time_total() - b.t0) / tps / res.window_s
                        : NAN;
     res.bad = det->bad_slots() - bad0;
+    res.truncated = det->truncated_slots() - trunc0;
     res.est_bad = est->bad_slots() - est_bad0;
     res.sync_missed = sync ? sync->pss_missed() - missed0 : 0;
     auto lat = meter->latencies_ms();
@@ -955,7 +984,8 @@ int main(int argc, char** argv)
                "s,"
                "latency_p50_ms,latency_p99_ms,latency_max_ms,ber,bad_slots,est_bad_slots,"
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
-               "busy_demod,busy_est,busy_det,busy_sink,bottleneck,error\n";
+               "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
+               "slots,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1089,6 +1119,12 @@ int main(int argc, char** argv)
                                         static_cast<unsigned long long>(r.lost),
                                         r.bottleneck.c_str(),
                                         busy.c_str());
+                                    if (r.truncated)
+                                        std::printf("      note: %llu slots truncated by "
+                                                    "the %g us deadline\n",
+                                                    static_cast<unsigned long long>(
+                                                        r.truncated),
+                                                    o.deadline_us);
                                     if (r.misaligned || r.est_bad || r.sync_missed)
                                         std::printf(
                                             "      note: %llu slots not mapped to an "
@@ -1125,7 +1161,9 @@ int main(int argc, char** argv)
                                         << busy_of("src") << ',' << busy_of("sync") << ','
                                         << busy_of("demod") << ',' << busy_of("est")
                                         << ',' << busy_of("det") << ',' << busy_of("sink")
-                                        << ',' << r.bottleneck << ',' << err << '\n';
+                                        << ',' << r.bottleneck << ','
+                                        << (alg == "psd" ? o.deadline_us : 0.0) << ','
+                                        << r.truncated << ',' << err << '\n';
                                     csv.flush();
                                 }
                             }

@@ -7,7 +7,9 @@
 
 #include "batch_detector.h"
 #include <algorithm>
+#include <climits>
 #include <cstring>
+#include <stdexcept>
 
 namespace gr {
 namespace mimodet {
@@ -18,6 +20,11 @@ namespace {
 // enough that copies of one chunk overlap the kernels of another.
 constexpr size_t k_min_chunk_vectors = size_t(1) << 12;
 constexpr size_t k_max_chunk_vectors = size_t(1) << 16;
+// Up to this many vectors a call is one chunk per segment on one stream with one copy
+// each way: at this size (about two 20 MHz 4x4 slots) the API calls per chunk (copies,
+// event, wait: a few microseconds each) cost more than overlapping copies with kernels
+// saves (a slot's inputs are ~0.4 MB, ~20 us over PCIe).
+constexpr size_t k_single_copy_vectors = size_t(1) << 14;
 } // namespace
 
 cuda_batch_detector::cuda_batch_detector(const detector_config& cfg, bool soft)
@@ -61,27 +68,87 @@ void cuda_batch_detector::synchronize_all()
 
 void cuda_batch_detector::run(const cf* H,
                               const cf* y,
-                              size_t n_mat,
-                              size_t n_sym,
+                              const batch_segment* segments,
+                              size_t n_seg,
                               const float* noise_var,
                               uint8_t* bits,
                               float* llr,
                               vector_stats* stats)
 {
     const device_guard guard(d_device);
-    d_n_mat = n_mat;
-    d_n_sym = n_sym;
+    const bool dev_stats = stats && kernels_write_stats();
     try {
+        plan(segments, n_seg, dev_stats);
         enqueue_and_collect(H, y, noise_var, bits, llr, stats);
     } catch (...) {
         // Leave no copy or kernel in flight on buffers that may be freed or reused.
         synchronize_all();
-        d_n_chunks = 0;
+        d_chunks.clear();
         throw;
     }
     if (stats && !kernels_write_stats()) {
         const vector_stats s = host_stats();
-        std::fill(stats, stats + n_mat * n_sym, s);
+        std::fill(stats, stats + d_n_vec, s);
+    }
+}
+
+void cuda_batch_detector::plan(const batch_segment* segments, size_t n_seg, bool dev_stats)
+{
+    const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
+    const size_t nb = static_cast<size_t>(bits_per_vector());
+    size_t n_mat = 0, n_vec = 0;
+    for (size_t i = 0; i < n_seg; ++i) {
+        n_mat += segments[i].n_mat;
+        n_vec += segments[i].n_mat * segments[i].n_sym;
+    }
+    d_n_mat = n_mat;
+    d_n_vec = n_vec;
+
+    // Grown only when a larger batch arrives; the previous call has synchronised.
+    d_H.reserve(n_mat * nr * nt);
+    d_y.reserve(n_vec * nr);
+    d_nv.reserve(n_mat);
+    h_H.reserve(n_mat * nr * nt);
+    h_y.reserve(n_vec * nr);
+    h_nv.reserve(n_mat);
+    if (d_soft) {
+        d_llr.reserve(n_vec * nb);
+        h_llr.reserve(n_vec * nb);
+    } else {
+        d_bits.reserve(n_vec * nb);
+        h_bits.reserve(n_vec * nb);
+    }
+    if (dev_stats) {
+        d_stats.reserve(n_vec);
+        h_stats.reserve(n_vec);
+    }
+    reserve_scratch(n_mat, n_vec);
+
+    // Chunks of about a stream's share of the call, whole matrices of one segment each.
+    d_single_copy = n_vec <= k_single_copy_vectors;
+    const size_t target =
+        d_single_copy
+            ? n_vec
+            : std::min(k_max_chunk_vectors,
+                       std::max(k_min_chunk_vectors, (n_vec + k_streams - 1) / k_streams));
+    d_chunks.clear();
+    size_t m0 = 0, v0 = 0;
+    for (size_t i = 0; i < n_seg; ++i) {
+        const size_t n_sym = segments[i].n_sym;
+        if (n_sym > static_cast<size_t>(INT_MAX))
+            throw std::invalid_argument("mimodet: cuda: n_sym too large");
+        const size_t per_chunk = std::max<size_t>(1, target / n_sym);
+        for (size_t m = 0; m < segments[i].n_mat; m += per_chunk) {
+            const size_t n = std::min(per_chunk, segments[i].n_mat - m);
+            d_chunks.push_back(chunk_span{ m0, n, v0, static_cast<int>(n_sym) });
+            m0 += n;
+            v0 += n * n_sym;
+        }
+    }
+    while (d_events.size() < d_chunks.size()) {
+        cudaEvent_t e;
+        MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        d_events.push_back(e);
     }
 }
 
@@ -89,12 +156,13 @@ cuda_batch_detector::chunk cuda_batch_detector::make_chunk(size_t c, bool with_s
 {
     const size_t nb = static_cast<size_t>(bits_per_vector());
     const size_t h_len = static_cast<size_t>(d_cfg.n_rx) * d_cfg.n_tx;
+    const chunk_span& sp = d_chunks[c];
     chunk k;
-    k.m0 = c * d_chunk_mats;
-    k.n_mat = std::min(d_n_mat, k.m0 + d_chunk_mats) - k.m0;
-    k.v0 = k.m0 * d_n_sym;
-    k.n_vec = k.n_mat * d_n_sym;
-    k.n_sym = static_cast<int>(d_n_sym);
+    k.m0 = sp.m0;
+    k.n_mat = sp.n_mat;
+    k.v0 = sp.v0;
+    k.n_vec = sp.n_mat * static_cast<size_t>(sp.n_sym);
+    k.n_sym = sp.n_sym;
     k.H = d_H.get() + k.m0 * h_len;
     k.y = d_y.get() + k.v0 * d_cfg.n_rx;
     k.noise_var = d_nv.get() + k.m0;
@@ -113,42 +181,53 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
 {
     const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
     const size_t nb = static_cast<size_t>(bits_per_vector());
-    const size_t n_mat = d_n_mat, n_sym = d_n_sym, n_vec = n_mat * n_sym;
     const size_t h_len = nr * nt;
     const bool dev_stats = stats && kernels_write_stats();
 
-    // Grown only when a larger batch arrives; the previous call has synchronised.
-    d_H.reserve(n_mat * h_len);
-    d_y.reserve(n_vec * nr);
-    d_nv.reserve(n_mat);
-    h_H.reserve(n_mat * h_len);
-    h_y.reserve(n_vec * nr);
-    h_nv.reserve(n_mat);
-    if (d_soft) {
-        d_llr.reserve(n_vec * nb);
-        h_llr.reserve(n_vec * nb);
-    } else {
-        d_bits.reserve(n_vec * nb);
-        h_bits.reserve(n_vec * nb);
+    if (d_single_copy) {
+        // One stream: the whole call's inputs in one copy each, the chunks' kernels in
+        // order, the outputs in one copy, one wait.
+        cudaStream_t s = d_streams[0];
+        std::memcpy(h_H.get(), H, d_n_mat * h_len * sizeof(float2));
+        std::memcpy(h_y.get(), y, d_n_vec * nr * sizeof(float2));
+        std::memcpy(h_nv.get(), noise_var, d_n_mat * sizeof(float));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_H.get(), h_H.get(),
+                                           d_n_mat * h_len * sizeof(float2),
+                                           cudaMemcpyHostToDevice, s));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_y.get(), h_y.get(), d_n_vec * nr * sizeof(float2),
+                                           cudaMemcpyHostToDevice, s));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_nv.get(), h_nv.get(), d_n_mat * sizeof(float),
+                                           cudaMemcpyHostToDevice, s));
+        for (size_t c = 0; c < d_chunks.size(); ++c)
+            launch(s, make_chunk(c, dev_stats));
+        if (d_soft)
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_llr.get(), d_llr.get(),
+                                               d_n_vec * nb * sizeof(float),
+                                               cudaMemcpyDeviceToHost, s));
+        else
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_bits.get(), d_bits.get(), d_n_vec * nb,
+                                               cudaMemcpyDeviceToHost, s));
+        if (dev_stats)
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_stats.get(), d_stats.get(),
+                                               d_n_vec * sizeof(vector_stats),
+                                               cudaMemcpyDeviceToHost, s));
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
+        const size_t n = d_n_vec * nb;
+        if (d_soft) {
+            if (llr)
+                std::memcpy(llr, h_llr.get(), n * sizeof(float));
+            else // detect_bits on a soft detector: the LLR signs
+                for (size_t i = 0; i < n; ++i)
+                    bits[i] = h_llr.get()[i] < 0.0f ? 1 : 0;
+        } else {
+            std::memcpy(bits, h_bits.get(), n);
+        }
+        if (dev_stats)
+            std::memcpy(stats, h_stats.get(), d_n_vec * sizeof(vector_stats));
+        return;
     }
-    if (dev_stats) {
-        d_stats.reserve(n_vec);
-        h_stats.reserve(n_vec);
-    }
-    reserve_scratch(n_mat, n_vec);
 
-    const size_t target =
-        std::min(k_max_chunk_vectors,
-                 std::max(k_min_chunk_vectors, (n_vec + k_streams - 1) / k_streams));
-    d_chunk_mats = std::max<size_t>(1, target / n_sym);
-    d_n_chunks = (n_mat + d_chunk_mats - 1) / d_chunk_mats;
-    while (d_events.size() < d_n_chunks) {
-        cudaEvent_t e;
-        MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-        d_events.push_back(e);
-    }
-
-    for (size_t c = 0; c < d_n_chunks; ++c) {
+    for (size_t c = 0; c < d_chunks.size(); ++c) {
         cudaStream_t s = d_streams[c % k_streams];
         const chunk k = make_chunk(c, dev_stats);
         // Staging this chunk on the CPU overlaps the GPU work of the previous ones.
@@ -181,7 +260,7 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
         MIMODET_CUDA_CHECK(cudaEventRecord(d_events[c], s));
     }
     // Chunks finish in order per stream; copying out chunk c overlaps later chunks.
-    for (size_t c = 0; c < d_n_chunks; ++c) {
+    for (size_t c = 0; c < d_chunks.size(); ++c) {
         MIMODET_CUDA_CHECK(cudaEventSynchronize(d_events[c]));
         const chunk k = make_chunk(c, false);
         const size_t n = k.n_vec * nb;
@@ -204,7 +283,7 @@ double cuda_batch_detector::kernel_seconds(int repetitions)
 {
     if (repetitions < 1)
         throw std::invalid_argument("mimodet: kernel_seconds needs repetitions >= 1");
-    if (d_n_chunks == 0)
+    if (d_chunks.empty())
         throw std::logic_error("mimodet: kernel_seconds needs a completed detect call");
     const device_guard guard(d_device);
     // The last batch's inputs are still on the device: re-run its kernels, chunk after
@@ -212,7 +291,7 @@ double cuda_batch_detector::kernel_seconds(int repetitions)
     cudaStream_t s = d_streams[0];
     MIMODET_CUDA_CHECK(cudaEventRecord(d_timing[0], s));
     for (int r = 0; r < repetitions; ++r)
-        for (size_t c = 0; c < d_n_chunks; ++c)
+        for (size_t c = 0; c < d_chunks.size(); ++c)
             launch(s, make_chunk(c, false));
     MIMODET_CUDA_CHECK(cudaEventRecord(d_timing[1], s));
     MIMODET_CUDA_CHECK(cudaEventSynchronize(d_timing[1]));

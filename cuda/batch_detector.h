@@ -5,10 +5,12 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// The host side every CUDA detector shares: a batch is cut into chunks of whole channel
-// matrices that go round-robin over a few streams; each chunk is staged into pinned
+// The host side every CUDA detector shares: a batch (one or several segments, e.g. the
+// subcarrier groups of one or more slots) is cut into chunks of whole channel matrices
+// that go round-robin over a few streams; each chunk is staged into pinned
 // memory, copied to the device asynchronously, detected by the algorithm's kernels and
-// copied back, so the copies of one chunk overlap the kernels of others. Buffers only
+// copied back, so the copies of one chunk overlap the kernels of others; the host waits
+// once per call, chunk by chunk as results are needed. Buffers only
 // grow; nothing is allocated per call once the largest batch has been seen.
 
 #ifndef INCLUDED_MIMODET_CUDA_BATCH_DETECTOR_H
@@ -64,12 +66,14 @@ protected:
 private:
     void run(const cf* H,
              const cf* y,
-             size_t n_mat,
-             size_t n_sym,
+             const batch_segment* segments,
+             size_t n_seg,
              const float* noise_var,
              uint8_t* bits,
              float* llr,
              vector_stats* stats) final;
+    //! Cuts the batch into chunks (each within one segment) and sizes every buffer.
+    void plan(const batch_segment* segments, size_t n_seg, bool dev_stats);
     void enqueue_and_collect(const cf* H,
                              const cf* y,
                              const float* noise_var,
@@ -87,8 +91,15 @@ private:
     std::vector<cudaEvent_t> d_events; //!< one per chunk, reused across calls
     cudaEvent_t d_timing[2] = {};
 
-    // Geometry of the last batch (kernel_seconds re-runs it).
-    size_t d_n_mat = 0, d_n_sym = 0, d_chunk_mats = 0, d_n_chunks = 0;
+    //! Where a chunk lies in the batch: matrices [m0, m0 + n_mat), vectors from v0.
+    struct chunk_span {
+        size_t m0, n_mat, v0;
+        int n_sym;
+    };
+    // Chunks of the last batch (kernel_seconds re-runs them); empty after a failure.
+    std::vector<chunk_span> d_chunks;
+    size_t d_n_mat = 0, d_n_vec = 0;
+    bool d_single_copy = false; //!< small call: one stream, one copy each way
 
     device_buffer<float2> d_H, d_y;
     device_buffer<float> d_nv;

@@ -92,6 +92,9 @@ void route_core_log()
     });
 }
 
+//! Most slots the block detects in one call (when that many are queued).
+constexpr int k_max_slots_per_call = 8;
+
 int grid_bytes(double mhz) { return sizeof(gr_complex) * 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
 
 } // namespace
@@ -155,8 +158,10 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
       d_n_rx(cfg.n_rx),
       d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
       d_slot_key(pmt::mp("slot")),
-      d_grids(cfg.n_rx),
       d_deadline(cfg.psd_deadline_us > 0.0),
+      // A PSD deadline is a budget per detector call: one slot per call makes it one per
+      // slot. Otherwise queued slots share a call (fewer, larger GPU batches).
+      d_max_slots_per_call(d_deadline ? 1 : k_max_slots_per_call),
       d_truncated_key(pmt::mp("truncated"))
 {
     route_core_log();
@@ -167,6 +172,8 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
     // d_max_per_slot output items (the rate also keeps the upstream buffers small: with
     // the default rate 1 the runtime would size them for d_max_per_slot input items).
     set_output_multiple(static_cast<int>(d_max_per_slot));
+    // Room for a full call's slots, so a backlog is worked off in large batches.
+    set_min_output_buffer(0, static_cast<long>(d_max_per_slot) * d_max_slots_per_call);
     set_relative_rate(static_cast<uint64_t>(d_max_per_slot), 1);
     set_tag_propagation_policy(TPP_DONT);
     d_logger->debug("{} detector on {}: {}x{}, up to {} output items per slot",
@@ -216,7 +223,7 @@ int mimo_detector_impl::general_work(int noutput_items,
                                      gr_vector_const_void_star& input_items,
                                      gr_vector_void_star& output_items)
 {
-    int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
+    const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
     const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
     const size_t h_len = static_cast<size_t>(d_n_sc) * d_n_rx * d_slots_det->n_tx();
     const auto* H = static_cast<const gr_complex*>(input_items[d_n_rx]);
@@ -225,9 +232,13 @@ int mimo_detector_impl::general_work(int noutput_items,
     const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
     auto* out = static_cast<char*>(output_items[0]);
 
+    // The slots of this call go into ONE detector call (one batch of all their
+    // subcarrier groups: for the CUDA backend one round of copies and one wait).
+    d_batch.clear();
+    d_grid_ptrs.resize(static_cast<size_t>(d_max_slots_per_call) * d_n_rx);
     int done = 0;
     size_t produced = 0;
-    while (done < avail) {
+    while (done < avail && done < d_max_slots_per_call) {
         bool tagged;
         const int ns = slot_of_item(first + done, tagged);
         const size_t n_out = d_slots_det->values_per_slot(ns);
@@ -241,54 +252,59 @@ int mimo_detector_impl::general_work(int noutput_items,
                                ns);
             ++d_untagged;
         }
+        const gr_complex** grids = d_grid_ptrs.data() + static_cast<size_t>(done) * d_n_rx;
         for (int r = 0; r < d_n_rx; ++r)
-            d_grids[r] = static_cast<const gr_complex*>(input_items[r]) + done * grid_len;
-        const gr_complex* h = H + done * h_len;
-        const float v = nv[done];
-        void* o = out + produced * elem;
-        std::string why = d_slots_det->check(ns, d_grids.data(), h, v);
-        size_t truncated = 0;
-        if (why.empty()) {
-            try {
-                if (d_soft)
-                    d_slots_det->detect_llr(ns, d_grids.data(), h, v, static_cast<float*>(o));
-                else
-                    d_slots_det->detect_bits(ns,
-                                             d_grids.data(),
-                                             h,
-                                             v,
-                                             static_cast<uint8_t*>(o),
-                                             d_deadline ? &truncated : nullptr);
-            } catch (const std::exception& e) {
-                why = std::string("detector failed: ") + e.what();
-            }
-        }
-        if (!why.empty()) {
+            grids[r] = static_cast<const gr_complex*>(input_items[r]) + done * grid_len;
+        d_batch.push_back({ ns, grids, H + done * h_len, nv[done] });
+        produced += n_out;
+        d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
+        ++done;
+    }
+
+    // Unusable slots come back with their reason and zeros as output.
+    std::vector<std::string> why;
+    std::vector<size_t> truncated;
+    try {
+        if (d_soft)
+            why = d_slots_det->detect_llr(d_batch, reinterpret_cast<float*>(out));
+        else
+            why = d_slots_det->detect_bits(d_batch,
+                                           reinterpret_cast<uint8_t*>(out),
+                                           d_deadline ? &truncated : nullptr);
+    } catch (const std::exception& e) {
+        why.assign(d_batch.size(), std::string("detector failed: ") + e.what());
+        std::memset(out, 0, produced * elem);
+        truncated.clear();
+    }
+
+    size_t at = 0;
+    for (size_t i = 0; i < d_batch.size(); ++i) {
+        const int ns = d_batch[i].ns;
+        if (!why[i].empty()) {
             if (d_bad == 0 || (d_bad + 1) % 1000 == 0)
                 d_logger->error("slot {} (item {}): {}; output set to zeros ({} bad slots "
                                 "so far)",
                                 ns,
-                                first + done,
-                                why,
+                                first + i,
+                                why[i],
                                 d_bad + 1);
-            std::memset(o, 0, n_out * elem);
             ++d_bad;
         }
-        add_item_tag(0, nitems_written(0) + produced, d_slot_key, pmt::from_long(ns), alias_pmt());
-        if (why.empty() && truncated > 0) {
+        const uint64_t tag_at = nitems_written(0) + at;
+        add_item_tag(0, tag_at, d_slot_key, pmt::from_long(ns), alias_pmt());
+        const size_t n_trunc = i < truncated.size() ? truncated[i] : 0;
+        if (why[i].empty() && n_trunc > 0) {
             // The deadline cut some searches short: downstream may weigh this slot's
             // bits accordingly (they are valid decisions, not necessarily ML).
             add_item_tag(0,
-                         nitems_written(0) + produced,
+                         tag_at,
                          d_truncated_key,
-                         pmt::from_long(static_cast<long>(truncated)),
+                         pmt::from_long(static_cast<long>(n_trunc)),
                          alias_pmt());
             ++d_truncated;
         }
-        produced += n_out;
-        d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
+        at += d_slots_det->values_per_slot(ns);
         ++d_slots;
-        ++done;
     }
     consume_each(done);
     return static_cast<int>(produced);

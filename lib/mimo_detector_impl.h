@@ -51,8 +51,10 @@ private:
     int d_next_ns = 0;
     // Read by other threads (GUI probes, tests) while work() runs.
     std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
-    std::vector<const gr_complex*> d_grids;
+    std::vector<const gr_complex*> d_grid_ptrs; //!< [slot of the call][n_rx]
+    std::vector<core::slot_detection::slot_input> d_batch; //!< the slots of a call
     bool d_deadline; //!< psd with a deadline: count and tag truncated vectors
+    int d_max_slots_per_call;
     const pmt::pmt_t d_truncated_key;
 };
 

@@ -171,21 +171,29 @@ public:
 protected:
     void run(const cf* H,
              const cf* y,
-             size_t n_mat,
-             size_t n_sym,
+             const batch_segment* segments,
+             size_t n_seg,
              const float* noise_var,
              uint8_t* bits,
              float* llr,
              vector_stats* stats) override
     {
-        const size_t by_work =
-            std::max<size_t>(1, n_mat * n_sym / k_min_vectors_per_thread);
+        // Matrix m of the call lies in segment seg_of(m); its H, y, outputs and stats
+        // start at the segment's offsets plus its index within the segment.
+        d_seg_mat0.assign(n_seg + 1, 0);
+        d_seg_vec0.assign(n_seg + 1, 0);
+        for (size_t i = 0; i < n_seg; ++i) {
+            d_seg_mat0[i + 1] = d_seg_mat0[i] + segments[i].n_mat;
+            d_seg_vec0[i + 1] = d_seg_vec0[i] + segments[i].n_mat * segments[i].n_sym;
+        }
+        const size_t n_mat = d_seg_mat0[n_seg], n_vec = d_seg_vec0[n_seg];
+        const size_t by_work = std::max<size_t>(1, n_vec / k_min_vectors_per_thread);
         const size_t n_threads =
             std::min({ static_cast<size_t>(d_max_threads), n_mat, by_work });
         while (d_kernels.size() < n_threads)
             d_kernels.push_back(core::make_cpu_kernel(d_cfg));
         // One reference time for the whole call, shared by the worker threads (the PSD's
-        // deadline is a budget per call, not per thread or matrix).
+        // deadline is a budget per call, not per thread, matrix or segment).
         const auto call_start = std::chrono::steady_clock::now();
         for (size_t t = 0; t < n_threads; ++t)
             d_kernels[t]->begin_call(call_start);
@@ -195,25 +203,33 @@ protected:
             core::cpu_kernel& k = *d_kernels[t];
             const int nr = d_cfg.n_rx, nt = d_cfg.n_tx;
             core::MatC Hm(nr, nt);
-            std::vector<core::cd> yv(n_sym * nr);
+            std::vector<core::cd> yv;
             std::vector<float> llr_tmp;
-            if (bits && d_soft)
-                llr_tmp.resize(n_sym * nb);
+            size_t seg = std::upper_bound(d_seg_mat0.begin(), d_seg_mat0.end(), begin) -
+                         d_seg_mat0.begin() - 1;
             for (size_t m = begin; m < end; ++m) {
+                while (m >= d_seg_mat0[seg + 1])
+                    ++seg;
+                const size_t n_sym = segments[seg].n_sym;
+                // First vector of matrix m in the call.
+                const size_t v = d_seg_vec0[seg] + (m - d_seg_mat0[seg]) * n_sym;
                 const cf* h = H + m * nr * nt;
                 for (int r = 0; r < nr; ++r)
                     for (int c = 0; c < nt; ++c)
                         Hm(r, c) = core::cd(h[r * nt + c]);
-                const cf* ym = y + m * n_sym * nr;
+                const cf* ym = y + v * nr;
+                yv.resize(n_sym * nr);
                 for (size_t i = 0; i < n_sym * nr; ++i)
                     yv[i] = core::cd(ym[i]);
-                vector_stats* st = stats ? stats + m * n_sym : nullptr;
+                vector_stats* st = stats ? stats + v : nullptr;
                 const double nv = noise_var[m];
                 if (d_soft) {
-                    float* out = llr ? llr + m * n_sym * nb : llr_tmp.data();
+                    if (bits && !llr)
+                        llr_tmp.resize(n_sym * nb);
+                    float* out = llr ? llr + v * nb : llr_tmp.data();
                     k.detect(Hm, yv.data(), static_cast<int>(n_sym), nv, nullptr, out, st);
                     if (bits) {
-                        uint8_t* b = bits + m * n_sym * nb;
+                        uint8_t* b = bits + v * nb;
                         for (size_t i = 0; i < n_sym * nb; ++i)
                             b[i] = out[i] < 0.0f ? 1 : 0;
                     }
@@ -222,7 +238,7 @@ protected:
                              yv.data(),
                              static_cast<int>(n_sym),
                              nv,
-                             bits + m * n_sym * nb,
+                             bits + v * nb,
                              nullptr,
                              st);
                 }
@@ -247,6 +263,7 @@ private:
     std::vector<std::unique_ptr<core::cpu_kernel>> d_kernels;
     int d_max_threads = 1;
     bool d_soft = false;
+    std::vector<size_t> d_seg_mat0, d_seg_vec0; //!< segment offsets of the current call
     // Last member: destroyed (workers joined) before the kernels they use.
     worker_pool d_pool;
 };
@@ -352,14 +369,22 @@ detector::sptr detector::make(const detector_config& cfg)
     return std::make_shared<cpu_detector>(c);
 }
 
-void detector::validate_inputs(const cf* H,
-                               const cf* y,
-                               size_t n_mat,
-                               size_t n_sym,
-                               const float* noise_var) const
+std::vector<batch_segment>
+detector::validate_inputs(const cf* H,
+                          const cf* y,
+                          const std::vector<batch_segment>& segments,
+                          const float* noise_var) const
 {
-    if (n_mat == 0 || n_sym == 0)
-        return;
+    std::vector<batch_segment> used;
+    size_t n_mat = 0, n_vec = 0; // n_mat: every segment's matrices occupy H, noise_var
+    for (const auto& g : segments) {
+        n_mat += g.n_mat;
+        n_vec += g.n_mat * g.n_sym;
+        if (g.n_mat > 0 && g.n_sym > 0)
+            used.push_back(g);
+    }
+    if (used.empty())
+        return used;
     if (!H || !y || !noise_var)
         throw std::invalid_argument("mimodet: null input buffer");
     auto finite = [](const cf* p, size_t n) {
@@ -371,13 +396,67 @@ void detector::validate_inputs(const cf* H,
     const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
     if (!finite(H, n_mat * nr * nt))
         throw std::invalid_argument("mimodet: H contains NaN or Inf");
-    if (!finite(y, n_mat * n_sym * nr))
+    if (!finite(y, n_vec * nr))
         throw std::invalid_argument("mimodet: y contains NaN or Inf");
     for (size_t m = 0; m < n_mat; ++m)
         if (!std::isfinite(noise_var[m]) || !(noise_var[m] > 0.0f))
             throw std::invalid_argument(
                 "mimodet: noise_var must be finite and > 0 (got " +
                 std::to_string(noise_var[m]) + " for matrix " + std::to_string(m) + ")");
+    return used;
+}
+
+void detector::run_checked(const cf* H,
+                           const cf* y,
+                           const std::vector<batch_segment>& segments,
+                           const float* noise_var,
+                           uint8_t* bits,
+                           float* llr,
+                           vector_stats* stats,
+                           bool llr_call)
+{
+    if (llr_call && !soft())
+        throw std::logic_error("mimodet: detector '" + d_cfg.algorithm +
+                               "' gives hard bits only; use detect_bits (soft "
+                               "detectors: sfsd, mtt, ml, zf, mmse)");
+    const std::vector<batch_segment> used = validate_inputs(H, y, segments, noise_var);
+    if (used.empty())
+        return;
+    if (llr_call ? !llr : !bits)
+        throw std::invalid_argument("mimodet: null output buffer");
+    // A segment with matrices but no vectors still occupies H and noise_var: the
+    // backends see only the non-empty segments, so drop its matrices from copies.
+    std::vector<cf> H_used;
+    std::vector<float> nv_used;
+    bool compact = false;
+    for (const auto& g : segments)
+        compact |= g.n_mat > 0 && g.n_sym == 0;
+    if (compact) {
+        const size_t hm = static_cast<size_t>(d_cfg.n_rx) * d_cfg.n_tx;
+        size_t m0 = 0;
+        for (const auto& g : segments) {
+            if (g.n_sym > 0) {
+                H_used.insert(H_used.end(), H + m0 * hm, H + (m0 + g.n_mat) * hm);
+                nv_used.insert(nv_used.end(), noise_var + m0, noise_var + m0 + g.n_mat);
+            }
+            m0 += g.n_mat;
+        }
+        H = H_used.data();
+        noise_var = nv_used.data();
+    }
+    run(H, y, used.data(), used.size(), noise_var, bits, llr, stats);
+    if (llr && !d_cfg.llr_scaled) {
+        // One place for every algorithm and backend: undo the 1/noise_var scaling.
+        const size_t nb = static_cast<size_t>(bits_per_vector());
+        size_t m0 = 0;
+        float* l = llr;
+        for (const auto& g : used)
+            for (size_t m = 0; m < g.n_mat; ++m) {
+                const float nv = noise_var[m0++];
+                for (size_t i = 0; i < g.n_sym * nb; ++i)
+                    *l++ *= nv;
+            }
+    }
 }
 
 void detector::detect_bits(const cf* H,
@@ -388,12 +467,7 @@ void detector::detect_bits(const cf* H,
                            uint8_t* bits,
                            vector_stats* stats)
 {
-    validate_inputs(H, y, n_mat, n_sym, noise_var);
-    if (n_mat == 0 || n_sym == 0)
-        return;
-    if (!bits)
-        throw std::invalid_argument("mimodet: null output buffer");
-    run(H, y, n_mat, n_sym, noise_var, bits, nullptr, stats);
+    run_checked(H, y, { batch_segment{ n_mat, n_sym } }, noise_var, bits, nullptr, stats, false);
 }
 
 void detector::detect_llr(const cf* H,
@@ -404,26 +478,27 @@ void detector::detect_llr(const cf* H,
                           float* llr,
                           vector_stats* stats)
 {
-    if (!soft())
-        throw std::logic_error("mimodet: detector '" + d_cfg.algorithm +
-                               "' gives hard bits only; use detect_bits (soft "
-                               "detectors: sfsd, mtt, ml, zf, mmse)");
-    validate_inputs(H, y, n_mat, n_sym, noise_var);
-    if (n_mat == 0 || n_sym == 0)
-        return;
-    if (!llr)
-        throw std::invalid_argument("mimodet: null output buffer");
-    run(H, y, n_mat, n_sym, noise_var, nullptr, llr, stats);
-    if (!d_cfg.llr_scaled) {
-        // One place for every algorithm and backend: undo the 1/noise_var scaling.
-        const size_t per_mat = n_sym * static_cast<size_t>(bits_per_vector());
-        for (size_t m = 0; m < n_mat; ++m) {
-            float* l = llr + m * per_mat;
-            const float nv = noise_var[m];
-            for (size_t i = 0; i < per_mat; ++i)
-                l[i] *= nv;
-        }
-    }
+    run_checked(H, y, { batch_segment{ n_mat, n_sym } }, noise_var, nullptr, llr, stats, true);
+}
+
+void detector::detect_bits(const cf* H,
+                           const cf* y,
+                           const std::vector<batch_segment>& segments,
+                           const float* noise_var,
+                           uint8_t* bits,
+                           vector_stats* stats)
+{
+    run_checked(H, y, segments, noise_var, bits, nullptr, stats, false);
+}
+
+void detector::detect_llr(const cf* H,
+                          const cf* y,
+                          const std::vector<batch_segment>& segments,
+                          const float* noise_var,
+                          float* llr,
+                          vector_stats* stats)
+{
+    run_checked(H, y, segments, noise_var, nullptr, llr, stats, true);
 }
 
 namespace core {

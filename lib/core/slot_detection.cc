@@ -90,25 +90,117 @@ slot_detection::check(int ns, const cf* const* grids, const cf* H, float noise_v
     return std::string();
 }
 
-template <typename T, typename F>
-void slot_detection::run(
-    int ns, const cf* const* grids, const cf* H, float noise_var, T* out, F call)
+size_t slot_detection::gather_slots(const std::vector<slot_input>& slots,
+                                    std::vector<std::string>& why)
 {
-    const std::string why = check(ns, grids, H, noise_var);
-    if (!why.empty())
-        throw std::invalid_argument("mimodet: slot " + std::to_string(ns) + ": " + why);
     const size_t hm = static_cast<size_t>(d_n_rx) * d_n_tx;
-    std::vector<T>& res = buffer(out);
-    for (const auto& g : d_groups[ns]) {
-        const size_t n_mat = g.sc.size();
-        d_H.resize(n_mat * hm);
-        d_y.resize(g.re.size() * d_n_rx);
-        d_nv.assign(n_mat, noise_var);
-        res.resize(g.re.size() * d_per_elem);
-        gather(g, grids, H, d_H.data(), d_y.data());
-        call(d_H.data(), d_y.data(), n_mat, static_cast<size_t>(g.n_sym), d_nv.data(), res.data());
-        scatter(g, res.data(), out);
+    size_t n_mat = 0, n_vec = 0;
+    why.assign(slots.size(), std::string());
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const auto& in = slots[i];
+        why[i] = check(in.ns, in.grids, in.H, in.noise_var);
+        if (!why[i].empty())
+            continue;
+        for (const auto& g : d_groups[in.ns]) {
+            n_mat += g.sc.size();
+            n_vec += g.re.size();
+        }
     }
+    d_H.resize(n_mat * hm);
+    d_y.resize(n_vec * d_n_rx);
+    d_nv.resize(n_mat);
+    d_segments.clear();
+    size_t m0 = 0, v0 = 0;
+    for (size_t i = 0; i < slots.size(); ++i) {
+        if (!why[i].empty())
+            continue;
+        const auto& in = slots[i];
+        for (const auto& g : d_groups[in.ns]) {
+            const size_t n = g.sc.size();
+            gather(g, in.grids, in.H, d_H.data() + m0 * hm, d_y.data() + v0 * d_n_rx);
+            std::fill(d_nv.begin() + m0, d_nv.begin() + m0 + n, in.noise_var);
+            d_segments.push_back(batch_segment{ n, static_cast<size_t>(g.n_sym) });
+            m0 += n;
+            v0 += g.re.size();
+        }
+    }
+    return n_vec;
+}
+
+template <typename T>
+void slot_detection::scatter_slots(const std::vector<slot_input>& slots,
+                                   const std::vector<std::string>& why,
+                                   const T* batch,
+                                   T* out) const
+{
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const int ns = slots[i].ns;
+        if (!why[i].empty()) {
+            // ns may be invalid here: check() refused it, nothing of it was detected.
+            if (ns >= 0 && ns < lte_numerology::slots_per_frame) {
+                std::fill(out, out + values_per_slot(ns), T(0));
+                out += values_per_slot(ns);
+            }
+            continue;
+        }
+        for (const auto& g : d_groups[ns]) {
+            scatter(g, batch, out);
+            batch += g.re.size() * d_per_elem;
+        }
+        out += values_per_slot(ns);
+    }
+}
+
+std::vector<std::string> slot_detection::detect_bits(const std::vector<slot_input>& slots,
+                                                     uint8_t* out,
+                                                     std::vector<size_t>* truncated)
+{
+    std::vector<std::string> why;
+    if (truncated)
+        truncated->assign(slots.size(), 0);
+    const size_t n_vec = gather_slots(slots, why);
+    d_bits.resize(n_vec * d_per_elem);
+    if (n_vec > 0) {
+        if (!truncated) {
+            d_det->detect_bits(
+                d_H.data(), d_y.data(), d_segments, d_nv.data(), d_bits.data());
+        } else {
+            d_stats.assign(n_vec, vector_stats{});
+            d_det->detect_bits(d_H.data(),
+                               d_y.data(),
+                               d_segments,
+                               d_nv.data(),
+                               d_bits.data(),
+                               d_stats.data());
+            // The batch holds the usable slots one after another.
+            size_t v = 0;
+            for (size_t i = 0; i < slots.size(); ++i) {
+                if (!why[i].empty())
+                    continue;
+                const size_t n = d_grid.data_elements(slots[i].ns).size();
+                for (size_t j = 0; j < n; ++j)
+                    (*truncated)[i] += d_stats[v + j].truncated;
+                v += n;
+            }
+        }
+    }
+    scatter_slots(slots, why, d_bits.data(), out);
+    return why;
+}
+
+std::vector<std::string> slot_detection::detect_llr(const std::vector<slot_input>& slots,
+                                                    float* out)
+{
+    if (!d_det->soft())
+        throw std::logic_error("mimodet: detector '" + d_det->config().algorithm +
+                               "' gives hard bits only");
+    std::vector<std::string> why;
+    const size_t n_vec = gather_slots(slots, why);
+    d_llr.resize(n_vec * d_per_elem);
+    if (n_vec > 0)
+        d_det->detect_llr(d_H.data(), d_y.data(), d_segments, d_nv.data(), d_llr.data());
+    scatter_slots(slots, why, d_llr.data(), out);
+    return why;
 }
 
 void slot_detection::detect_bits(int ns,
@@ -118,20 +210,13 @@ void slot_detection::detect_bits(int ns,
                                  uint8_t* out,
                                  size_t* truncated)
 {
+    const std::string why = check(ns, grids, H, noise_var);
+    if (!why.empty())
+        throw std::invalid_argument("mimodet: slot " + std::to_string(ns) + ": " + why);
+    std::vector<size_t> t;
+    detect_bits({ slot_input{ ns, grids, H, noise_var } }, out, truncated ? &t : nullptr);
     if (truncated)
-        *truncated = 0;
-    run(ns, grids, H, noise_var, out,
-        [this, truncated](
-            const cf* h, const cf* y, size_t m, size_t s, const float* nv, uint8_t* o) {
-            if (!truncated) {
-                d_det->detect_bits(h, y, m, s, nv, o);
-                return;
-            }
-            d_stats.assign(m * s, vector_stats{});
-            d_det->detect_bits(h, y, m, s, nv, o, d_stats.data());
-            for (const auto& st : d_stats)
-                *truncated += st.truncated;
-        });
+        *truncated = t[0];
 }
 
 void slot_detection::detect_llr(
@@ -140,10 +225,10 @@ void slot_detection::detect_llr(
     if (!d_det->soft())
         throw std::logic_error("mimodet: detector '" + d_det->config().algorithm +
                                "' gives hard bits only");
-    run(ns, grids, H, noise_var, out,
-        [this](const cf* h, const cf* y, size_t m, size_t s, const float* nv, float* o) {
-            d_det->detect_llr(h, y, m, s, nv, o);
-        });
+    const std::string why = check(ns, grids, H, noise_var);
+    if (!why.empty())
+        throw std::invalid_argument("mimodet: slot " + std::to_string(ns) + ": " + why);
+    detect_llr({ slot_input{ ns, grids, H, noise_var } }, out);
 }
 
 } // namespace core

@@ -104,9 +104,36 @@ public:
     //! As detect_bits, with max-log LLRs (soft detectors only: std::logic_error else).
     void detect_llr(int ns, const cf* const* grids, const cf* H, float noise_var, float* out);
 
+    //! One slot of a multi-slot call.
+    struct slot_input {
+        int ns = 0;
+        const cf* const* grids = nullptr; //!< [n_rx] grids of 7 * n_sc
+        const cf* H = nullptr;            //!< [n_sc][n_rx][n_tx]
+        float noise_var = 0.0f;
+    };
+    /*!
+     * Several slots in ONE detector call (one segmented batch: every subcarrier group of
+     * every usable slot), outputs one slot after another (values_per_slot(ns) each). Same
+     * results as one detect_bits per slot; a PSD deadline is then a budget for the call.
+     * Returns, per slot, an empty string or why it was not detected (check()); such a
+     * slot's outputs are zeros. truncated (optional): per slot, its vectors cut short by
+     * the deadline. Throws only when the detector itself fails.
+     */
+    std::vector<std::string> detect_bits(const std::vector<slot_input>& slots,
+                                         uint8_t* out,
+                                         std::vector<size_t>* truncated = nullptr);
+    std::vector<std::string> detect_llr(const std::vector<slot_input>& slots, float* out);
+
 private:
-    template <typename T, typename F>
-    void run(int ns, const cf* const* grids, const cf* H, float noise_var, T* out, F call);
+    //! Checks the slots and gathers the usable ones (why[i] empty) into one segmented
+    //! batch (d_H, d_y, d_nv, d_segments); returns the number of vectors.
+    size_t gather_slots(const std::vector<slot_input>& slots, std::vector<std::string>& why);
+    //! Scatters the batch results of gather_slots into slot order; zeros for the others.
+    template <typename T>
+    void scatter_slots(const std::vector<slot_input>& slots,
+                       const std::vector<std::string>& why,
+                       const T* batch,
+                       T* out) const;
 
     std::vector<float>& buffer(float*) { return d_llr; }
     std::vector<uint8_t>& buffer(uint8_t*) { return d_bits; }
@@ -119,6 +146,7 @@ private:
     std::vector<float> d_nv, d_llr;
     std::vector<uint8_t> d_bits;
     std::vector<vector_stats> d_stats;
+    std::vector<batch_segment> d_segments;
 };
 
 } // namespace core

@@ -13,10 +13,12 @@
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/rayleigh.h>
+#include <gtest/gtest.h>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace qa {
@@ -108,6 +110,94 @@ inline std::vector<float> run_llr(gr::mimodet::detector& d, const batch& b)
     std::vector<float> out(b.bits.size());
     d.detect_llr(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), out.data());
     return out;
+}
+
+//! A segmented batch (detector::detect_* with batch_segment) made of independent random
+//! batches, one per segment, laid out one after another.
+struct segmented_batch {
+    std::vector<gr::mimodet::batch_segment> segments;
+    std::vector<batch> parts; //!< part i: segment i on its own
+    std::vector<cf> H, y;
+    std::vector<float> noise_var;
+    size_t n_values = 0; //!< bits or LLRs of the whole batch
+};
+
+inline segmented_batch make_segmented(int n_tx,
+                                      int n_rx,
+                                      modulation mod,
+                                      const std::vector<gr::mimodet::batch_segment>& segs,
+                                      double snr_lo_db,
+                                      double snr_hi_db,
+                                      uint64_t seed)
+{
+    segmented_batch s;
+    s.segments = segs;
+    for (size_t i = 0; i < segs.size(); ++i) {
+        batch b = make_batch(n_tx,
+                             n_rx,
+                             mod,
+                             static_cast<int>(segs[i].n_mat),
+                             static_cast<int>(segs[i].n_sym),
+                             snr_lo_db,
+                             snr_hi_db,
+                             seed + 7919 * i);
+        s.H.insert(s.H.end(), b.H.begin(), b.H.end());
+        s.y.insert(s.y.end(), b.y.begin(), b.y.end());
+        s.noise_var.insert(s.noise_var.end(), b.noise_var.begin(), b.noise_var.end());
+        s.n_values += b.bits.size();
+        s.parts.push_back(std::move(b));
+    }
+    return s;
+}
+
+/*!
+ * Checks that one segmented call of `seg` gives exactly (bit for bit, stats included) what
+ * one call per segment of `ref` gives. The two may be the same object.
+ */
+inline void expect_segmented_equals_per_segment(gr::mimodet::detector& seg,
+                                                gr::mimodet::detector& ref,
+                                                const segmented_batch& s,
+                                                const std::string& what)
+{
+    using gr::mimodet::vector_stats;
+    std::vector<uint8_t> bits(s.n_values, 7), ref_bits;
+    std::vector<vector_stats> st(s.n_values / seg.bits_per_vector()), ref_st;
+    seg.detect_bits(s.H.data(), s.y.data(), s.segments, s.noise_var.data(), bits.data(),
+                    st.data());
+    std::vector<float> llr, ref_llr;
+    if (seg.soft()) {
+        llr.assign(s.n_values, NAN);
+        seg.detect_llr(s.H.data(), s.y.data(), s.segments, s.noise_var.data(), llr.data());
+    }
+    for (const auto& b : s.parts) {
+        if (b.n_mat == 0 || b.n_sym == 0)
+            continue;
+        std::vector<uint8_t> pb(b.bits.size());
+        std::vector<vector_stats> ps(static_cast<size_t>(b.n_mat) * b.n_sym);
+        ref.detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(),
+                        pb.data(), ps.data());
+        ref_bits.insert(ref_bits.end(), pb.begin(), pb.end());
+        ref_st.insert(ref_st.end(), ps.begin(), ps.end());
+        if (seg.soft()) {
+            std::vector<float> pl(b.bits.size());
+            ref.detect_llr(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(),
+                           pl.data());
+            ref_llr.insert(ref_llr.end(), pl.begin(), pl.end());
+        }
+    }
+    ASSERT_EQ(ref_bits.size(), bits.size()) << what;
+    size_t bit_diff = 0, stat_diff = 0, llr_diff = 0;
+    for (size_t i = 0; i < bits.size(); ++i)
+        bit_diff += bits[i] != ref_bits[i];
+    for (size_t i = 0; i < st.size(); ++i)
+        stat_diff += st[i].expanded != ref_st[i].expanded ||
+                     st[i].evaluated != ref_st[i].evaluated ||
+                     st[i].truncated != ref_st[i].truncated;
+    for (size_t i = 0; i < llr.size(); ++i)
+        llr_diff += !(llr[i] == ref_llr[i]);
+    EXPECT_EQ(bit_diff, 0u) << what << ": bits";
+    EXPECT_EQ(stat_diff, 0u) << what << ": stats";
+    EXPECT_EQ(llr_diff, 0u) << what << ": LLRs";
 }
 
 } // namespace qa

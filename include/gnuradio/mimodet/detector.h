@@ -87,6 +87,19 @@ struct vector_stats {
 };
 
 /*!
+ * \brief One part of a segmented batch: n_mat channel matrices, each shared by n_sym
+ * received vectors. A segmented batch lays its segments one after another in every
+ * buffer (H, y, noise_var, outputs, stats), so a slot's subcarrier groups (7, 6, 5 or 4
+ * data symbols) and several slots go to the detector as one call. A segment with
+ * n_sym = 0 has no vectors and no outputs, but its n_mat matrices still occupy H and
+ * noise_var (as in n_sym separate calls).
+ */
+struct MIMODET_API batch_segment {
+    size_t n_mat = 0;
+    size_t n_sym = 0;
+};
+
+/*!
  * \brief Batched MIMO detector for y = H s + n.
  *
  * Layout (all row-major, contiguous): H[n_mat][n_rx][n_tx]; y[n_mat][n_sym][n_rx]: the
@@ -137,13 +150,33 @@ public:
                     float* llr,
                     vector_stats* stats = nullptr);
 
+    /*!
+     * A segmented batch in one call (see batch_segment): the same results as one call
+     * per segment, but one pass through the backend (the CUDA backend: one round of
+     * copies and one synchronisation; the CPU: one dispatch to its threads). The PSD
+     * deadline (psd_deadline_us) is a budget for the whole call.
+     */
+    void detect_bits(const cf* H,
+                     const cf* y,
+                     const std::vector<batch_segment>& segments,
+                     const float* noise_var,
+                     uint8_t* bits,
+                     vector_stats* stats = nullptr);
+    void detect_llr(const cf* H,
+                    const cf* y,
+                    const std::vector<batch_segment>& segments,
+                    const float* noise_var,
+                    float* llr,
+                    vector_stats* stats = nullptr);
+
 protected:
     explicit detector(const detector_config& cfg);
-    //! Backend work; inputs already validated. Exactly one of bits/llr is non-null.
+    //! Backend work on a segmented batch (n_seg >= 1 segments, none empty); inputs
+    //! already validated. Exactly one of bits/llr is non-null.
     virtual void run(const cf* H,
                      const cf* y,
-                     size_t n_mat,
-                     size_t n_sym,
+                     const batch_segment* segments,
+                     size_t n_seg,
                      const float* noise_var,
                      uint8_t* bits,
                      float* llr,
@@ -152,11 +185,19 @@ protected:
     detector_config d_cfg;
 
 private:
-    void validate_inputs(const cf* H,
-                         const cf* y,
-                         size_t n_mat,
-                         size_t n_sym,
-                         const float* noise_var) const;
+    //! Checks the buffers of a segmented batch; returns its non-empty segments.
+    std::vector<batch_segment> validate_inputs(const cf* H,
+                                               const cf* y,
+                                               const std::vector<batch_segment>& segments,
+                                               const float* noise_var) const;
+    void run_checked(const cf* H,
+                     const cf* y,
+                     const std::vector<batch_segment>& segments,
+                     const float* noise_var,
+                     uint8_t* bits,
+                     float* llr,
+                     vector_stats* stats,
+                     bool llr_call);
 };
 
 //! Names of the algorithms (for messages, GRC and Python).
