@@ -12,6 +12,7 @@
 #include "../lib/core/backend.h"
 #include "cuda_check.h"
 #include "fsd_cuda.h"
+#include "linear_cuda.h"
 #include "mtt_cuda.h"
 #include "psd_cuda.h"
 #include "sfsd_cuda.h"
@@ -45,6 +46,8 @@ detector::sptr make_cuda_detector(const detector_config& cfg)
         return make_mtt_cuda_detector(cfg);
     if (cfg.algorithm == "sfsd")
         return make_sfsd_cuda_detector(cfg);
+    if (cfg.algorithm == "zf" || cfg.algorithm == "mmse")
+        return make_linear_cuda_detector(cfg);
     return nullptr;
 }
 

@@ -11,7 +11,7 @@ python/mimodet/loopback.py (docs/LOOPBACK.md) at 20 MHz, 4x4, 16QAM, over EPA fa
 The link runs in the frequency domain: slot_framer(grids) -> mimo_channel(EPA, AWGN) ->
 channel_estimator (CRS, estimated CSI) -> mimo_detector -> BER counter. Every run uses
 the same seed, so every detector sees the same bits, channel and noise. The backend is
-"auto" (the GPU for psd/fsd/sfsd/mtt, the CPU for zf/mmse) when there is a CUDA device,
+"auto" (the GPU for every detector but ml) when there is a CUDA device,
 else "cpu". slots/s and Mbit/s are the whole link's (every block of the flowgraph
 shares the CPU cores), wall clock over the counted slots and data bits.
 

@@ -7,11 +7,12 @@
 
 // Linear baselines: zero forcing and (unbiased) MMSE equalisation followed by a per-stream
 // max-log demapper. 36.211's maps are separable, so each bit's LLR needs only the PAM
-// dimension that carries it.
+// dimension that carries it. The demapper, the zf rank rule and the weights of a
+// rank-deficient H are shared with the CUDA backend (linear_common.h).
 
 #include "kernel.h"
+#include "linear_common.h"
 #include <cmath>
-#include <limits>
 
 namespace gr {
 namespace mimodet {
@@ -55,11 +56,26 @@ public:
                 // unit-energy symbols.
                 const double mu = WH(k, k).real();
                 gain[k] = mu;
-                post_var[k] = mu > 0 && mu < 1 ? (1.0 - mu) / mu : 0.0;
+                post_var[k] = linear::mmse_post_var(mu);
             }
         } else {
-            // Pseudo-inverse: stays defined for a rank-deficient channel.
-            W = H.completeOrthogonalDecomposition().pseudoInverse();
+            // Pseudo-inverse. The rank rule of linear_common.h (shared with the GPU)
+            // decides whether H has full rank: then Eigen's pseudo-inverse, else the
+            // shared minimum-norm pseudo-inverse of the rank truncation.
+            linear::cplx Hc[linear::max_ant * linear::max_ant];
+            for (int r = 0; r < nr; ++r)
+                for (int c = 0; c < d_nt; ++c)
+                    Hc[r * d_nt + c] = { H(r, c).real(), H(r, c).imag() };
+            if (linear::zf_rank(Hc, nr, d_nt) == d_nt) {
+                W = H.completeOrthogonalDecomposition().pseudoInverse();
+            } else {
+                linear::cplx Wc[linear::max_ant * linear::max_ant];
+                linear::zf_weights(Hc, nr, d_nt, Wc);
+                W.resize(d_nt, nr);
+                for (int k = 0; k < d_nt; ++k)
+                    for (int r = 0; r < nr; ++r)
+                        W(k, r) = cd(Wc[k * nr + r].re, Wc[k * nr + r].im);
+            }
             for (int k = 0; k < d_nt; ++k) {
                 gain[k] = 1.0;
                 post_var[k] = noise_var * W.row(k).squaredNorm();
@@ -69,37 +85,20 @@ public:
         for (int s = 0; s < n_sym; ++s) {
             const VecC x = W * Eigen::Map<const VecC>(y + s * nr, nr);
             float* out = llr + static_cast<size_t>(s) * nb;
-            for (int k = 0; k < d_nt; ++k) {
-                const bool usable = gain[k] > 0 && post_var[k] > 0 &&
-                                    std::isfinite(post_var[k]);
-                const cd xe = usable ? x[k] / gain[k] : cd(0);
-                const double inv = usable ? 1.0 / post_var[k] : 0.0;
-                demap(xe, inv, out + k * d_q);
-            }
+            for (int k = 0; k < d_nt; ++k)
+                linear::demap_stream(x[k].real(),
+                                     x[k].imag(),
+                                     gain[k],
+                                     post_var[k],
+                                     d_c.pam_levels().data(),
+                                     d_c.pam_bits(),
+                                     d_q,
+                                     d_clip,
+                                     out + k * d_q);
         }
     }
 
 private:
-    // Max-log LLRs of one symbol; bit b lives on the I (even b) or Q (odd b) PAM.
-    void demap(cd x, double inv_var, float* out) const
-    {
-        const auto& pam = d_c.pam_levels();
-        const int nb = d_c.pam_bits();
-        for (int b = 0; b < d_q; ++b) {
-            const double v = (b % 2 == 0) ? x.real() : x.imag();
-            const int pb = b / 2; // bit index within the PAM label
-            double m0 = std::numeric_limits<double>::infinity(), m1 = m0;
-            for (size_t l = 0; l < pam.size(); ++l) {
-                const double d = (v - pam[l]) * (v - pam[l]);
-                if ((static_cast<int>(l) >> (nb - 1 - pb)) & 1)
-                    m1 = std::min(m1, d);
-                else
-                    m0 = std::min(m0, d);
-            }
-            out[b] = inv_var > 0 ? maxlog_llr(m0, m1, inv_var, d_clip) : 0.0f;
-        }
-    }
-
     const bool d_mmse;
     const int d_nt;
     const constellation& d_c;
