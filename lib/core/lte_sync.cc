@@ -24,6 +24,8 @@ constexpr double k_two_pi = 2.0 * M_PI;
 //! Spread of the PSS timing on a fading channel, seconds (timing_sigma).
 constexpr double k_timing_floor_s = 15e-9;
 constexpr int k_sync_len = 62;
+//! Sync bins padded to a multiple of 4 (metric_sliding's lanes).
+constexpr int k_pad = 64;
 
 //! Subcarrier of sync value i (0..61).
 int sync_subcarrier(const lte_numerology& num, int i) { return num.n_sc / 2 - 31 + i; }
@@ -69,34 +71,119 @@ std::vector<cf> pss_symbol(const lte_numerology& num, int n_id2)
     return out;
 }
 
+// The 62 bins come from a pruned DFT: with n = l + L m (L = N / 64, m < 64),
+//   X(f) = N^-1/2 sum_l exp(-j 2 pi f l / N) Y_l(f mod 64),
+//   Y_l(k) = sum_m x(l + L m) exp(-j 2 pi k m / 64),
+// the 64-point DFTs of the L decimated sequences (one radix-2 FFT over the rows of the
+// 64 x L matrix x(L m + l), each butterfly a vector operation along a row) and then 62
+// dot products of length L: about a third of a full N-point FFT's work, in single
+// precision like the FFT it replaces. Sizes that are not a multiple of 64 (none of the
+// LTE presets) take the full FFT.
 struct sync_dft::impl {
+    static constexpr int M = 64;
+    int L = 0;
+    std::vector<float> a;  //!< M rows of L complex values (re, im interleaved)
+    std::vector<float> w;  //!< exp(-j 2 pi k / M), k < M / 2 (re, im)
+    std::vector<int> rev;  //!< 6-bit bit reversal
+    std::vector<int> row;  //!< f_i mod M of sync value i
+    std::vector<float> t;  //!< [62][L]: N^-1/2 exp(-j 2 pi f_i l / N) (re, im)
+    // fallback
     Eigen::FFT<float> fft;
     std::vector<cf> spec;
-    float scale;
+    float scale = 1.0f;
 };
 
 sync_dft::sync_dft(const lte_numerology& num)
     : d_n(num.fft_size), d_bins(k_sync_len), d_impl(new impl)
 {
+    auto& I = *d_impl;
     for (int i = 0; i < k_sync_len; ++i)
         d_bins[i] = num.bin(sync_subcarrier(num, i));
-    d_impl->spec.resize(d_n);
-    d_impl->scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_n)));
+    I.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d_n)));
+    if (d_n % impl::M != 0 || d_n < 2 * impl::M) {
+        I.spec.resize(d_n);
+        return;
+    }
+    constexpr int M = impl::M;
+    I.L = d_n / M;
+    I.a.resize(2 * M * I.L);
+    for (int k = 0; k < M / 2; ++k) {
+        I.w.push_back(static_cast<float>(std::cos(k_two_pi * k / M)));
+        I.w.push_back(static_cast<float>(-std::sin(k_two_pi * k / M)));
+    }
+    for (int m = 0; m < M; ++m) {
+        int r = 0;
+        for (int bit = 0; bit < 6; ++bit)
+            r |= ((m >> bit) & 1) << (5 - bit);
+        I.rev.push_back(r);
+    }
+    const double s = 1.0 / std::sqrt(static_cast<double>(d_n));
+    for (int i = 0; i < k_sync_len; ++i) {
+        const int f = d_bins[i] < d_n / 2 ? d_bins[i] : d_bins[i] - d_n; // signed bin
+        I.row.push_back(((f % M) + M) % M);
+        for (int l = 0; l < I.L; ++l) {
+            const double ph = -k_two_pi * static_cast<double>(f) * l / d_n;
+            I.t.push_back(static_cast<float>(s * std::cos(ph)));
+            I.t.push_back(static_cast<float>(s * std::sin(ph)));
+        }
+    }
 }
 
 sync_dft::~sync_dft() = default;
 
 void sync_dft::operator()(const cf* x, cf* out)
 {
-    d_impl->fft.fwd(d_impl->spec.data(), x, d_n);
-    for (int i = 0; i < k_sync_len; ++i)
-        out[i] = d_impl->spec[d_bins[i]] * d_impl->scale;
+    auto& I = *d_impl;
+    if (I.L == 0) {
+        I.fft.fwd(I.spec.data(), x, d_n);
+        for (int i = 0; i < k_sync_len; ++i)
+            out[i] = I.spec[d_bins[i]] * I.scale;
+        return;
+    }
+    constexpr int M = impl::M;
+    const int L = I.L, row = 2 * L; // floats per row
+    const float* xs = reinterpret_cast<const float*>(x);
+    float* a = I.a.data();
+    // Rows in bit-reversed order, then the radix-2 butterflies on whole rows.
+    for (int m = 0; m < M; ++m)
+        std::copy(xs + m * row, xs + (m + 1) * row, a + I.rev[m] * row);
+    for (int len = 2; len <= M; len <<= 1) {
+        const int half = len / 2, step = M / len;
+        for (int s0 = 0; s0 < M; s0 += len)
+            for (int j = 0; j < half; ++j) {
+                const float wr = I.w[2 * j * step], wi = I.w[2 * j * step + 1];
+                float* u = a + (s0 + j) * row;
+                float* v = u + half * row;
+                for (int l = 0; l < L; ++l) {
+                    const float vr = v[2 * l], vi = v[2 * l + 1];
+                    const float tr = vr * wr - vi * wi, ti = vr * wi + vi * wr;
+                    const float ur = u[2 * l], ui = u[2 * l + 1];
+                    u[2 * l] = ur + tr;
+                    u[2 * l + 1] = ui + ti;
+                    v[2 * l] = ur - tr;
+                    v[2 * l + 1] = ui - ti;
+                }
+            }
+    }
+    for (int i = 0; i < k_sync_len; ++i) {
+        const float* y = a + I.row[i] * row;
+        const float* t = &I.t[static_cast<size_t>(i) * row];
+        float re = 0.0f, im = 0.0f;
+        for (int l = 0; l < L; ++l) {
+            re += y[2 * l] * t[2 * l] - y[2 * l + 1] * t[2 * l + 1];
+            im += y[2 * l] * t[2 * l + 1] + y[2 * l + 1] * t[2 * l];
+        }
+        out[i] = cf(re, im);
+    }
 }
 
 // ---------------------------------------------------------------------------------
 // PSS correlator
 
 struct pss_correlator::impl {
+    explicit impl(const lte_numerology& num) : dft(num) {}
+    sync_dft dft; //!< metric_sliding's first window
+    std::vector<cf> x0;
     Eigen::FFT<float> fft;
     std::vector<cf> ref_f; //!< conj(FFT(reference zero-padded to P))
     std::vector<cf> buf, spec, corr;
@@ -105,10 +192,13 @@ struct pss_correlator::impl {
     std::vector<cf> flat_spec, flat; //!< S(d) = sum_n x(d+n) g*(n) of one chunk
     std::vector<int> bins;         //!< FFT bins of the sync subcarriers
     std::vector<cf> win, win_spec; //!< N-point DFT that starts the recursion of a chunk
+    // metric_sliding: conj of the reference's unitary DFT on the sync bins, the bins'
+    // one-sample shift exp(j 2 pi b / N), and the sliding window's sync bins (re, im).
+    std::vector<double> ref_re, ref_im, w_re, w_im, x_re, x_im;
 };
 
 pss_correlator::pss_correlator(const lte_numerology& num, int n_id2)
-    : d_n(num.fft_size), d_p(1), d_ref(pss_symbol(num, n_id2)), d_impl(new impl)
+    : d_n(num.fft_size), d_p(1), d_ref(pss_symbol(num, n_id2)), d_impl(new impl(num))
 {
     while (d_p < 4 * d_n)
         d_p <<= 1;
@@ -140,6 +230,28 @@ pss_correlator::pss_correlator(const lte_numerology& num, int n_id2)
     I.flat.resize(d_p);
     I.win.resize(d_n);
     I.win_spec.resize(d_n);
+    // R(b) = N^-1/2 sum_n p(n) exp(-j 2 pi b n / N) of the (single precision) reference,
+    // in double: sum_n x(d+n) p*(n) = sum_b X_d(b) R*(b) (p lives on the sync bins).
+    std::vector<cd> tw(d_n);
+    for (int m = 0; m < d_n; ++m)
+        tw[m] = std::polar(1.0, -k_two_pi * m / d_n);
+    const double s = 1.0 / std::sqrt(static_cast<double>(d_n));
+    for (int b : I.bins) {
+        cd r = 0.0;
+        for (int n = 0; n < d_n; ++n)
+            r += cd(d_ref[n]) * tw[(static_cast<int64_t>(b) * n) % d_n];
+        r *= s;
+        I.ref_re.push_back(r.real());
+        I.ref_im.push_back(-r.imag()); // conjugated
+        const cd w = std::polar(1.0, k_two_pi * b / d_n);
+        I.w_re.push_back(w.real());
+        I.w_im.push_back(w.imag());
+    }
+    // Padding bins: zero reference and shift, so they stay 0 and add nothing.
+    for (auto* v : { &I.ref_re, &I.ref_im, &I.w_re, &I.w_im })
+        v->resize(k_pad, 0.0);
+    I.x_re.assign(k_pad, 0.0);
+    I.x_im.assign(k_pad, 0.0);
 }
 
 pss_correlator::~pss_correlator() = default;
@@ -157,6 +269,10 @@ cf pss_correlator::correlate(const cf* x) const
 
 void pss_correlator::metric(const std::vector<const cf*>& x, int n_lags, float* out)
 {
+    if (n_lags <= d_n) {
+        metric_sliding(x, n_lags, out);
+        return;
+    }
     auto& I = *d_impl;
     const int chunk = d_p - d_n + 1;
     double ep = 0.0;
@@ -201,6 +317,79 @@ void pss_correlator::metric(const std::vector<const cf*>& x, int n_lags, float* 
                               ? static_cast<float>(std::min(1.0, I.acc[d] / (I.band[d] * ep)))
                               : 0.0f;
     }
+}
+
+void pss_correlator::metric_sliding(const std::vector<const cf*>& x, int n_lags, float* out)
+{
+    // The same M(d) as the FFT correlation (one chunk of n_lags lags), from the sync bins
+    // X_d(b) of every window: X_0 from sync_dft, then sliding the window by one
+    // sample, X_{d+1}(b) = (X_d(b) + delta_d) exp(j 2 pi b / N), delta_d = (x[d+N] -
+    // x[d]) / sqrt(N) (see band_energy), in double. Per lag: c(d) = sum_b X_d(b) R*(b)
+    // and E(d) = sum_b |X_d(b)|^2, O(62) instead of three FFTs of 4N per antenna.
+    auto& I = *d_impl;
+    const int m = n_lags, len = m + d_n - 1;
+    double ep = 0.0;
+    for (const auto& v : d_ref)
+        ep += std::norm(cd(v));
+    I.acc.assign(m, 0.0);
+    I.energy.assign(m, 0.0);
+    I.band.assign(m, 0.0);
+    const double s = 1.0 / std::sqrt(static_cast<double>(d_n));
+    const double* rr = I.ref_re.data();
+    const double* ri = I.ref_im.data();
+    const double* wr = I.w_re.data();
+    const double* wi = I.w_im.data();
+    double* xr = I.x_re.data();
+    double* xi = I.x_im.data();
+    double total = 0.0; // energy of the chunk (all antennas)
+    for (const cf* xa : x) {
+        I.x0.resize(k_sync_len);
+        I.dft(xa, I.x0.data()); // unitary
+        for (int i = 0; i < k_sync_len; ++i) {
+            xr[i] = I.x0[i].real();
+            xi[i] = I.x0[i].imag();
+        }
+        for (int i = k_sync_len; i < k_pad; ++i)
+            xr[i] = xi[i] = 0.0;
+        I.prefix.resize(len + 1);
+        I.prefix[0] = 0.0;
+        for (int i = 0; i < len; ++i)
+            I.prefix[i + 1] = I.prefix[i] + std::norm(cd(xa[i]));
+        total += I.prefix[len];
+        for (int d = 0; d < m; ++d) {
+            // Partial sums in 4 lanes (independent chains the compiler can keep in
+            // vector registers); the padding bins hold zeros.
+            double cr4[4] = { 0.0, 0.0, 0.0, 0.0 }, ci4[4] = { 0.0, 0.0, 0.0, 0.0 };
+            double e4[4] = { 0.0, 0.0, 0.0, 0.0 };
+            for (int i0 = 0; i0 < k_pad; i0 += 4)
+                for (int j = 0; j < 4; ++j) {
+                    const int i = i0 + j;
+                    cr4[j] += xr[i] * rr[i] - xi[i] * ri[i];
+                    ci4[j] += xr[i] * ri[i] + xi[i] * rr[i];
+                    e4[j] += xr[i] * xr[i] + xi[i] * xi[i];
+                }
+            const double cr = (cr4[0] + cr4[1]) + (cr4[2] + cr4[3]);
+            const double ci = (ci4[0] + ci4[1]) + (ci4[2] + ci4[3]);
+            I.acc[d] += cr * cr + ci * ci;
+            I.band[d] += (e4[0] + e4[1]) + (e4[2] + e4[3]);
+            I.energy[d] += I.prefix[d + d_n] - I.prefix[d];
+            if (d + 1 == m)
+                break;
+            const double dr = (static_cast<double>(xa[d + d_n].real()) - xa[d].real()) * s;
+            const double di = (static_cast<double>(xa[d + d_n].imag()) - xa[d].imag()) * s;
+            for (int i = 0; i < k_pad; ++i) {
+                const double ar = xr[i] + dr, ai = xi[i] + di;
+                xr[i] = ar * wr[i] - ai * wi[i];
+                xi[i] = ar * wi[i] + ai * wr[i];
+            }
+        }
+    }
+    // As in metric(): windows without energy, or without energy in the sync band, get 0.
+    const double floor = 1e-6 * total;
+    for (int d = 0; d < m; ++d)
+        out[d] = (total > 0.0 && I.energy[d] > floor && I.band[d] > 1e-9 * I.energy[d])
+                     ? static_cast<float>(std::min(1.0, I.acc[d] / (I.band[d] * ep)))
+                     : 0.0f;
 }
 
 void pss_correlator::band_energy(const cf* x, int m)
@@ -307,20 +496,87 @@ void cfo_rotator::retune(double cfo, int64_t n)
     d_cfo = cfo;
 }
 
+namespace {
+//! G recursions p *= step side by side, each over one block of `block` samples starting
+//! from p0[k], into o[k * block + i] (single precision). p *= step is written out: the
+//! same products and sums as std::complex<double> for finite values.
+template <int G>
+void phasor_blocks(const double* p0r, const double* p0i, double sr, double si, int block, cf* o)
+{
+    double pr[G], pi[G];
+    for (int k = 0; k < G; ++k) {
+        pr[k] = p0r[k];
+        pi[k] = p0i[k];
+    }
+    for (int i = 0; i < block; ++i)
+        for (int k = 0; k < G; ++k) {
+            o[k * block + i] = cf(static_cast<float>(pr[k]), static_cast<float>(pi[k]));
+            const double r = pr[k] * sr - pi[k] * si;
+            pi[k] = pr[k] * si + pi[k] * sr;
+            pr[k] = r;
+        }
+}
+} // namespace
+
+void cfo_rotator::phasors(int64_t index0, cf* ph, int n) const
+{
+    // Blocks of 1024 samples, each from its exact phase and then a recursion in double.
+    // The blocks are independent, so up to 8 run side by side (groups of 8, 4, 2, 1
+    // blocks): one recursion alone is a chain of dependent multiplications that leaves
+    // the FPU mostly idle.
+    const cd step = std::polar(1.0, -k_two_pi * d_cfo / d_n);
+    const double sr = step.real(), si = step.imag();
+    constexpr int block = 1024;
+    const int full = n / block;
+    double p0r[8], p0i[8];
+    for (int g0 = 0; g0 < n;) {
+        const int left = full - g0 / block;
+        const int g = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        const int len = left >= 1 ? block : n - g0; // the last, partial block alone
+        for (int k = 0; k < g; ++k) {
+            const cd p = std::polar(1.0, -phase(index0 + g0 + static_cast<int64_t>(k) * block));
+            p0r[k] = p.real();
+            p0i[k] = p.imag();
+        }
+        switch (g) {
+        case 8:
+            phasor_blocks<8>(p0r, p0i, sr, si, len, ph + g0);
+            break;
+        case 4:
+            phasor_blocks<4>(p0r, p0i, sr, si, len, ph + g0);
+            break;
+        case 2:
+            phasor_blocks<2>(p0r, p0i, sr, si, len, ph + g0);
+            break;
+        default:
+            phasor_blocks<1>(p0r, p0i, sr, si, len, ph + g0);
+        }
+        g0 += g * len;
+    }
+}
+
+void cfo_rotator::multiply(const cf* in, const cf* ph, cf* out, int n)
+{
+    // Plain float arrays so that the compiler vectorises it (std::complex's operator*
+    // would add the C99 inf/NaN recovery); the same products and sums as before.
+    const float* a = reinterpret_cast<const float*>(in);
+    const float* p = reinterpret_cast<const float*>(ph);
+    float* o = reinterpret_cast<float*>(out);
+    for (int i = 0; i < n; ++i) {
+        const float vr = a[2 * i], vi = a[2 * i + 1], pr = p[2 * i], pi = p[2 * i + 1];
+        o[2 * i] = vr * pr - vi * pi;
+        o[2 * i + 1] = vr * pi + vi * pr;
+    }
+}
+
 void cfo_rotator::apply(int64_t index0, const cf* in, cf* out, int n) const
 {
-    const cd step = std::polar(1.0, -k_two_pi * d_cfo / d_n);
-    constexpr int block = 1024;
-    for (int i0 = 0; i0 < n; i0 += block) {
-        cd ph = std::polar(1.0, -phase(index0 + i0));
-        const int m = std::min(block, n - i0);
-        for (int i = 0; i < m; ++i) {
-            const cf p(static_cast<float>(ph.real()), static_cast<float>(ph.imag()));
-            const cf v = in[i0 + i];
-            out[i0 + i] = cf(v.real() * p.real() - v.imag() * p.imag(),
-                             v.real() * p.imag() + v.imag() * p.real());
-            ph *= step;
-        }
+    constexpr int chunk = 4096; // four of phasors()' blocks
+    cf ph[chunk];
+    for (int i0 = 0; i0 < n; i0 += chunk) {
+        const int m = std::min(chunk, n - i0);
+        phasors(index0 + i0, ph, m);
+        multiply(in + i0, ph, out + i0, m);
     }
 }
 
@@ -399,31 +655,47 @@ double pss_fraction(const std::vector<std::vector<cf>>& pss_bins,
     // Z = Y conj(P), f_k the subcarrier's offset from DC in bins: the correlation
     // magnitude at a fractional lag (the maximum-likelihood delay on a flat channel).
     // Grid of 1/8 sample over +-2, then a parabola through the best point's neighbours.
+    constexpr int half = 16;     // grid points each side
+    constexpr double step = 0.125; // samples
+    // exp(j 2 pi f_k tau / N) on the grid depends on N only: tabulated once per thread
+    // and N (the same values as evaluating it here).
+    struct phase_table {
+        int n = 0;
+        std::vector<cd> e; //!< [(i + half) * 62 + k]
+    };
+    thread_local phase_table tab;
+    if (tab.n != fft_size) {
+        std::vector<double> f(k_sync_len);
+        for (int k = 0; k < k_sync_len; ++k)
+            f[k] = k < k_sync_len / 2 ? k - k_sync_len / 2 : k - k_sync_len / 2 + 1;
+        tab.e.resize(static_cast<size_t>(2 * half + 1) * k_sync_len);
+        for (int i = -half; i <= half; ++i) {
+            const double w = k_two_pi * (i * step) / fft_size;
+            for (int k = 0; k < k_sync_len; ++k)
+                tab.e[static_cast<size_t>(i + half) * k_sync_len + k] = std::polar(1.0, w * f[k]);
+        }
+        tab.n = fft_size;
+    }
     std::vector<std::vector<cd>> z(pss_bins.size(), std::vector<cd>(k_sync_len));
-    std::vector<double> f(k_sync_len);
-    for (int k = 0; k < k_sync_len; ++k)
-        f[k] = k < k_sync_len / 2 ? k - k_sync_len / 2 : k - k_sync_len / 2 + 1;
     for (size_t a = 0; a < pss_bins.size(); ++a)
         for (int k = 0; k < k_sync_len; ++k)
             z[a][k] = cd(pss_bins[a][k]) * std::conj(cd(pss[k]));
-    auto c = [&](double tau) {
+    auto c = [&](int i) {
         double sum = 0.0;
-        const double w = k_two_pi * tau / fft_size;
+        const cd* e = &tab.e[static_cast<size_t>(i + half) * k_sync_len];
         for (const auto& za : z) {
             cd acc = 0.0;
             for (int k = 0; k < k_sync_len; ++k)
-                acc += za[k] * std::polar(1.0, w * f[k]);
+                acc += za[k] * e[k];
             sum += std::norm(acc);
         }
         return sum;
     };
-    constexpr int half = 16;     // grid points each side
-    constexpr double step = 0.125; // samples
     int best = 0;
     double bv = -1.0;
     std::vector<double> v(2 * half + 1);
     for (int i = -half; i <= half; ++i) {
-        v[i + half] = c(i * step);
+        v[i + half] = c(i);
         if (v[i + half] > bv) {
             bv = v[i + half];
             best = i;
@@ -509,6 +781,10 @@ slot_sync::slot_sync(const lte_numerology& num,
     d_cand_half = d_n / 4;
     d_buf.resize(n_rx);
     d_raw.assign(n_rx, std::vector<cf>(d_slot));
+    d_ph.resize(d_slot);
+    d_cor.resize(n_rx);
+    d_pss_bins.assign(n_rx, std::vector<cf>(k_sync_len));
+    d_sss_bins.assign(n_rx, std::vector<cf>(k_sync_len));
     acquisition_restart(0);
 }
 
@@ -572,14 +848,12 @@ double slot_sync::fraction_at(int64_t pss_pos)
 {
     if (pss_pos < d_base || pss_pos + d_n > end())
         return 0.0;
-    std::vector<std::vector<cf>> pb(d_n_rx, std::vector<cf>(k_sync_len));
-    const auto p = corrected(pss_pos, d_n);
-    for (int a = 0; a < d_n_rx; ++a)
-        d_dft(p[a].data(), pb[a].data());
+    if (d_pss_bins_pos != pss_pos)
+        pss_bins_at(pss_pos);
     // The integer position is the metric's maximum, so the fraction is within about a
     // sample (plus the channel's mean delay); the clamp keeps a noisy estimate from
     // looking like a clock jump.
-    return std::clamp(pss_fraction(pb, d_grid.pss(), d_n), -1.5, 1.5);
+    return std::clamp(pss_fraction(d_pss_bins, d_grid.pss(), d_n), -1.5, 1.5);
 }
 
 double slot_sync::timing_sigma(float metric) const
@@ -710,12 +984,31 @@ void slot_sync::set_resampling()
                    "resampling %s", (d_clk_b - 1.0) * 1e6, drift, d_resample ? "on" : "off"));
 }
 
-std::vector<std::vector<cf>> slot_sync::corrected(int64_t start, int len) const
+void slot_sync::corrected(int64_t start, int len)
 {
-    std::vector<std::vector<cf>> out(d_n_rx, std::vector<cf>(len));
+    if (static_cast<int>(d_ph.size()) < len)
+        d_ph.resize(len);
+    d_rot.phasors(start, d_ph.data(), len);
+    for (int a = 0; a < d_n_rx; ++a) {
+        if (static_cast<int>(d_cor[a].size()) < len)
+            d_cor[a].resize(len);
+        cfo_rotator::multiply(at(a, start), d_ph.data(), d_cor[a].data(), len);
+    }
+}
+
+bool slot_sync::sync_bins(int64_t pos, std::vector<std::vector<cf>>& bins)
+{
+    if (pos < d_base || pos + d_n > end())
+        return false;
+    corrected(pos, d_n);
     for (int a = 0; a < d_n_rx; ++a)
-        d_rot.apply(start, at(a, start), out[a].data(), len);
-    return out;
+        d_dft(d_cor[a].data(), bins[a].data());
+    return true;
+}
+
+void slot_sync::pss_bins_at(int64_t pss_pos)
+{
+    d_pss_bins_pos = sync_bins(pss_pos, d_pss_bins) ? pss_pos : -1;
 }
 
 bool slot_sync::refine_pss(int64_t expected, int half_width, int64_t* found, float* metric)
@@ -725,12 +1018,13 @@ bool slot_sync::refine_pss(int64_t expected, int half_width, int64_t* found, flo
     if (hi < lo)
         return false;
     const int n_lags = static_cast<int>(hi - lo + 1);
-    const auto x = corrected(lo, n_lags + d_n - 1);
-    std::vector<const cf*> ptr;
-    for (const auto& v : x)
-        ptr.push_back(v.data());
-    std::vector<float> m(n_lags);
-    d_corr.metric(ptr, n_lags, m.data());
+    corrected(lo, n_lags + d_n - 1);
+    d_ptr.clear();
+    for (const auto& v : d_cor)
+        d_ptr.push_back(v.data());
+    auto& m = d_refine;
+    m.resize(n_lags);
+    d_corr.metric(d_ptr, n_lags, m.data());
     int best = -1;
     float bv = -1.0f;
     for (int i = 0; i < n_lags; ++i)
@@ -750,14 +1044,10 @@ sss_decision slot_sync::check_sss(int64_t pss_pos)
     const int64_t sss_pos = pss_pos - d_n - d_num.cp_other;
     if (sss_pos < d_base || pss_pos + d_n > end())
         return sss_decision();
-    std::vector<std::vector<cf>> pb(d_n_rx, std::vector<cf>(k_sync_len)), sb = pb;
-    const auto p = corrected(pss_pos, d_n);
-    const auto s = corrected(sss_pos, d_n);
-    for (int a = 0; a < d_n_rx; ++a) {
-        d_dft(p[a].data(), pb[a].data());
-        d_dft(s[a].data(), sb[a].data());
-    }
-    return detect_sss(pb, sb, d_grid.pss(), d_grid.sss(0), d_grid.sss(10));
+    if (d_pss_bins_pos != pss_pos)
+        pss_bins_at(pss_pos);
+    sync_bins(sss_pos, d_sss_bins);
+    return detect_sss(d_pss_bins, d_sss_bins, d_grid.pss(), d_grid.sss(0), d_grid.sss(10));
 }
 
 void slot_sync::run_acquisition()
@@ -842,6 +1132,7 @@ bool slot_sync::try_lock(int64_t coarse)
         return false;
     }
     d_rot.reset(cfo_from_correlation(gamma), th_lo);
+    d_pss_bins_pos = -1; // the PSS bins depend on the CFO correction
     // 2. Timing on the corrected samples.
     int64_t pss;
     float m;
@@ -865,6 +1156,7 @@ bool slot_sync::try_lock(int64_t coarse)
         if (finite(r) && std::abs(r) > 0.0) {
             gamma = r;
             d_rot.reset(cfo_from_correlation(gamma), s1);
+            d_pss_bins_pos = -1;
         }
     }
     // 4. Slot 0 or 10 from the SSS.
@@ -992,21 +1284,23 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
     }
     // The slot's samples before CFO correction: as they are, or resampled onto the
     // transmitter's sample clock (positions clock_pos(d_n_out + i)).
+    // (Without resampling they are read in place from the input buffer.)
     int64_t start = d_start;
+    auto& ptr = d_ptr;
+    ptr.clear();
     if (d_resample) {
         const double p0 = clock_pos(d_n_out);
         start = std::llround(p0);
-        for (int a = 0; a < d_n_rx; ++a)
+        for (int a = 0; a < d_n_rx; ++a) {
             d_interp.resample(at(a, start), p0 - start, d_clk_b, d_raw[a].data(), d_slot);
+            ptr.push_back(d_raw[a].data());
+        }
     } else {
         for (int a = 0; a < d_n_rx; ++a)
-            std::copy(at(a, start), at(a, start) + d_slot, d_raw[a].begin());
+            ptr.push_back(at(a, start));
     }
     // CFO: smoothed CP correlation (skipping the first quarter of every CP, where the
     // previous symbol's delay spread lands).
-    std::vector<const cf*> ptr;
-    for (int a = 0; a < d_n_rx; ++a)
-        ptr.push_back(d_raw[a].data());
     const cd r = cp_correlation(d_num, ptr, d_num.cp_other / 4);
     if (finite(r)) {
         // A plain mean over the first 1/cfo_alpha slots after the lock, then exponential.
@@ -1016,6 +1310,7 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
         // current one, so that a CFO at or drifting across +-0.5 is followed, not flipped.
         const double c = cfo_from_correlation(d_cfo_corr);
         d_rot.retune(c + std::round(d_rot.cfo() - c), start);
+        d_pss_bins_pos = -1;
         d_nonfinite = false;
     } else {
         info.nonfinite = true;
@@ -1024,8 +1319,12 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
                        d_ns));
         d_nonfinite = true;
     }
+    // One set of phasors for all antennas (the same values as d_rot.apply per antenna).
+    if (static_cast<int>(d_ph.size()) < d_slot)
+        d_ph.resize(d_slot);
+    d_rot.phasors(start, d_ph.data(), d_slot);
     for (int a = 0; a < d_n_rx; ++a)
-        d_rot.apply(start, d_raw[a].data(), out[a], d_slot);
+        cfo_rotator::multiply(ptr[a], d_ph.data(), out[a], d_slot);
     info.ns = d_ns;
     info.input_start = start;
     info.timing_step = d_last_start < 0 ? 0 : static_cast<int>(start - d_last_start - d_slot);

@@ -34,7 +34,9 @@ using cd = std::complex<double>;
 //! values of lte_grid::make_pss(n_id2) on subcarriers n_sc/2-31 .. n_sc/2+30.
 MIMODET_API std::vector<cf> pss_symbol(const lte_numerology& num, int n_id2);
 
-//! Unitary DFT of the N samples at x on the 62 central (PSS/SSS) subcarriers.
+//! Unitary DFT of the N samples at x on the 62 central (PSS/SSS) subcarriers, in single
+//! precision (a pruned DFT: 64-point FFTs of the decimated window, then 62 dot products;
+//! about 1e-6 of the bins' rms from the exact DFT).
 class MIMODET_API sync_dft
 {
 public:
@@ -72,7 +74,11 @@ public:
     ~pss_correlator();
     int length() const { return d_n; }
     const std::vector<cf>& reference() const { return d_ref; }
-    //! Metric for lags 0..n_lags-1; each x[a] must hold n_lags + N - 1 samples.
+    //! Metric for lags 0..n_lags-1; each x[a] must hold n_lags + N - 1 samples. Up to
+    //! N lags (the timing refinement and the tracking search) the 62 sync bins slide
+    //! along the lags (a DFT of the first window, then O(62) per lag, in double); more
+    //! lags (the acquisition's blocks) go through the FFT correlation. Both give M as
+    //! above to about 1e-6 (float rounding).
     void metric(const std::vector<const cf*>& x, int n_lags, float* out);
     //! Complex correlation sum_n x(n) p*(n) at one lag (direct).
     cf correlate(const cf* x) const;
@@ -80,6 +86,8 @@ public:
 private:
     //! Adds E(d), d = 0..m-1, of one antenna (x: m + N - 1 samples) to impl::band.
     void band_energy(const cf* x, int m);
+    //! metric() for n_lags <= N: sliding DFT on the sync bins.
+    void metric_sliding(const std::vector<const cf*>& x, int n_lags, float* out);
     struct impl;
     int d_n, d_p;
     std::vector<cf> d_ref;
@@ -117,6 +125,15 @@ public:
     double cfo() const { return d_cfo; }
     double phase(int64_t n) const;
     void apply(int64_t index0, const cf* in, cf* out, int n) const;
+    /*!
+     * The n phasors exp(-j phase(index0 + i)) that apply() multiplies with, in single
+     * precision (exactly apply()'s values: a double recursion re-anchored every 1024
+     * samples), so that several antennas with the same index0 share them:
+     * apply(index0, in, out, n) == multiply(in, ph, out, n).
+     */
+    void phasors(int64_t index0, cf* ph, int n) const;
+    //! out[i] = in[i] ph[i] (single precision, apply()'s rounding; in may be out).
+    static void multiply(const cf* in, const cf* ph, cf* out, int n);
 
 private:
     int d_n;
@@ -302,8 +319,17 @@ private:
     void run_acquisition();
     bool try_lock(int64_t coarse);
     bool refine_pss(int64_t expected, int half_width, int64_t* found, float* metric);
+    //! CFO-corrected samples [start, start + len) of every antenna into d_cor (one set
+    //! of phasors for all antennas).
+    void corrected(int64_t start, int len);
+    //! sync_dft of the CFO-corrected N samples at pos on every antenna into bins; false
+    //! (nothing computed) when they are not all in the buffer.
+    bool sync_bins(int64_t pos, std::vector<std::vector<cf>>& bins);
+    //! The sync bins of the PSS at pss_pos into d_pss_bins (d_pss_bins_pos = pss_pos, or
+    //! -1 when not in the buffer). check_sss and fraction_at call it unless the bins of
+    //! that position are there already; every change of d_rot invalidates them.
+    void pss_bins_at(int64_t pss_pos);
     sss_decision check_sss(int64_t pss_pos);
-    std::vector<std::vector<cf>> corrected(int64_t start, int len) const;
     double fraction_at(int64_t pss_pos);
     // Sample clock model: input position of output sample n (counted from the lock) is
     // d_clk_a + d_clk_b n.
@@ -354,6 +380,15 @@ private:
     float d_lock_metric = 0.0f;
     int d_missed = 0, d_mismatch = 0;
     bool d_nonfinite = false;
+
+    // scratch (no allocation per slot)
+    std::vector<cf> d_ph;                     //!< phasors of one corrected() or slot
+    std::vector<std::vector<cf>> d_cor;       //!< corrected() output per antenna
+    std::vector<float> d_refine;              //!< refine_pss metric
+    std::vector<std::vector<cf>> d_pss_bins;  //!< sync bins of the PSS at d_pss_bins_pos
+    std::vector<std::vector<cf>> d_sss_bins;
+    int64_t d_pss_bins_pos = -1;              //!< -1: d_pss_bins not valid
+    std::vector<const cf*> d_ptr;
 
     // sample-rate offset
     frac_interp d_interp;

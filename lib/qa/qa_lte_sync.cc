@@ -320,6 +320,122 @@ TEST(lte_sync, cfo_rotator_removes_the_cfo_continuously)
         EXPECT_LT(std::abs(out[n] - cf(1, 0)), 1e-3) << n;
 }
 
+TEST(lte_sync, cfo_rotator_matches_the_exact_rotation_over_a_slot)
+{
+    // apply() and phasors() + multiply() (what slot_sync uses, one set of phasors for all
+    // antennas) against (a) the rotation loop they replaced, bit for bit, and (b) the
+    // exact rotation x(n) exp(-j phase(n)) in double, over whole slots of every size and
+    // ragged lengths, after a retune (phase0 != 0, n0 != 0) and at large sample indices.
+    std::mt19937 rng(21);
+    std::normal_distribution<float> gauss(0.0f, 1.0f);
+    for (double bw : { 1.4, 5.0, 15.0, 20.0 }) {
+        const auto num = lte_numerology::from_bandwidth(bw);
+        const int N = num.fft_size;
+        for (double cfo : { 0.3, -0.47, 0.012 }) {
+            cfo_rotator rot(N);
+            rot.reset(cfo, 1234, 0.7);
+            rot.retune(cfo * 0.99, 98765);
+            for (int len : { num.slot_samples(), 1000, 4097, 1 }) {
+                const int64_t index0 = 3000000000LL + 17;
+                std::vector<cf> in(len), out(len), out2(len), ph(len), old(len);
+                for (auto& v : in)
+                    v = cf(gauss(rng), gauss(rng));
+                rot.apply(index0, in.data(), out.data(), len);
+                rot.phasors(index0, ph.data(), len);
+                cfo_rotator::multiply(in.data(), ph.data(), out2.data(), len);
+                // The loop apply() had before (one double recursion per 1024 samples).
+                const cd step = std::polar(1.0, -2 * M_PI * rot.cfo() / N);
+                for (int i0 = 0; i0 < len; i0 += 1024) {
+                    cd p = std::polar(1.0, -rot.phase(index0 + i0));
+                    for (int i = i0; i < std::min(len, i0 + 1024); ++i) {
+                        const cf q(static_cast<float>(p.real()), static_cast<float>(p.imag()));
+                        old[i] = cf(in[i].real() * q.real() - in[i].imag() * q.imag(),
+                                    in[i].real() * q.imag() + in[i].imag() * q.real());
+                        p *= step;
+                    }
+                }
+                double err = 0.0;
+                for (int i = 0; i < len; ++i) {
+                    ASSERT_EQ(out[i], old[i]) << bw << " MHz, cfo " << cfo << ", sample " << i;
+                    ASSERT_EQ(out2[i], old[i]) << bw << " MHz, cfo " << cfo << ", sample " << i;
+                    const cd exact = cd(in[i]) * std::polar(1.0, -rot.phase(index0 + i));
+                    err = std::max(err, std::abs(cd(out[i]) - exact) / std::abs(cd(in[i])));
+                }
+                // Single-precision phasors and products: a few 1e-7 relative.
+                EXPECT_LT(err, 1e-6) << bw << " MHz, cfo " << cfo << ", length " << len;
+            }
+        }
+    }
+}
+
+TEST(lte_sync, sync_dft_matches_a_double_precision_dft)
+{
+    // The pruned DFT (64-point FFTs of the decimated window and dot products) against a
+    // double-precision N-point DFT on the 62 sync bins, for every bandwidth.
+    std::mt19937 rng(22);
+    std::normal_distribution<double> gauss(0.0, 1.0);
+    for (double bw : { 1.4, 3.0, 5.0, 10.0, 15.0, 20.0 }) {
+        const auto num = lte_numerology::from_bandwidth(bw);
+        const int N = num.fft_size;
+        std::vector<cf> x(N), got(62);
+        std::vector<cd> xd(N), X(N);
+        for (int n = 0; n < N; ++n) {
+            x[n] = cf(static_cast<float>(gauss(rng)), static_cast<float>(gauss(rng)));
+            xd[n] = cd(x[n]);
+        }
+        Eigen::FFT<double> fft;
+        fft.fwd(X.data(), xd.data(), N);
+        sync_dft dft(num);
+        dft(x.data(), got.data());
+        for (int i = 0; i < 62; ++i) {
+            const cd want = X[num.bin(num.n_sc / 2 - 31 + i)] / std::sqrt(static_cast<double>(N));
+            // unit-variance samples: bins of rms 1.4; single precision gives ~1e-6
+            EXPECT_LT(std::abs(cd(got[i]) - want), 1e-5) << bw << " MHz, bin " << i;
+        }
+    }
+}
+
+TEST(lte_sync, pss_metric_of_few_lags_matches_the_fft_correlation)
+{
+    // metric() slides the sync bins for n_lags <= N (the timing refinement and tracking)
+    // and uses the FFT correlation beyond: the same M(d) within float rounding, here at the
+    // lags of a tracking search (+-cp_other) and of the lock's refinement (+-N/8) around
+    // a PSS, on 1, 2 and 4 antennas, and 0 before a signal that starts after zeros.
+    for (double bw : { 1.4, 5.0, 20.0 }) {
+        const auto num = lte_numerology::from_bandwidth(bw);
+        const int N = num.fft_size, slot = num.slot_samples();
+        for (int n_rx : { 1, 2, 4 }) {
+            const auto sig = make_signal(bw, 2, n_rx, 17, 3, 0, 2 * N, 0.0, 20, 40 + n_rx, true);
+            pss_correlator corr(num, 17 % 3);
+            const int64_t pss = sig.start + slot - N;
+            for (int half : { num.cp_other, N / 8 }) {
+                for (int64_t lo : { pss - half, pss - half + 3, int64_t{ 0 } }) {
+                    const int n_lags = 2 * half + 1;
+                    std::vector<const cf*> x;
+                    for (const auto& r : sig.rx)
+                        x.push_back(r.data() + lo);
+                    std::vector<float> fast(n_lags), ref(N + 1);
+                    corr.metric(x, n_lags, fast.data());
+                    corr.metric(x, N + 1, ref.data()); // FFT correlation
+                    float peak = 0.0f;
+                    for (int d = 0; d < n_lags; ++d) {
+                        EXPECT_NEAR(fast[d], ref[d], 2e-5 + 2e-5 * ref[d])
+                            << bw << " MHz, " << n_rx << " rx, lag " << lo + d;
+                        if (lo + d + N <= sig.start)
+                            EXPECT_EQ(fast[d], 0.0f) << "all-zero window at " << lo + d;
+                        peak = std::max(peak, fast[d]);
+                    }
+                    if (lo != 0) {
+                        EXPECT_EQ(std::max_element(fast.begin(), fast.end()) - fast.begin(),
+                                  pss - lo);
+                        EXPECT_GT(peak, 0.9f);
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST(lte_sync, sss_decides_slot_0_or_10)
 {
     const auto num = lte_numerology::from_bandwidth(1.4);
