@@ -61,14 +61,21 @@
 // atomicCAS(word, 0, now) once: the first one sets the start, the others read it. So
 // all chunks of a call share one deadline (start + budget), whatever stream runs them;
 // the copies and the QR before the first block are outside the budget. The search
-// (psd_search) reads the timer every k_psd_check_evals path metrics of its block/warp
-// (one thread reads, the decision is made uniform with __syncthreads_or / __any_sync),
-// only once it has an incumbent (the first descent reaches a leaf since d^2 starts at
-// infinity). Past the deadline it stops there, and the block's later vectors stop after
-// their first descent; a stop with candidates inside the sphere left sets
-// vector_stats::truncated. Without a deadline (budget 0) the timer is never read and the
-// traversal is unchanged, bit for bit.
+// (psd_search) reads the timer at the start of each vector and every k_psd_check_evals
+// path metrics of its block/warp (one thread reads, the decision is made uniform with
+// __syncthreads_or / __any_sync); once it has seen the deadline pass, the block (warp)
+// reads it no more. A vector whose search is running then stops there: with an
+// incumbent leaf it outputs that leaf, flagged (vector_stats::truncated) only when
+// candidates inside the sphere were left, so unflagged vectors are exact ML; without a
+// leaf yet it takes the fallback. Every vector the block (warp) starts after that skips
+// the search and takes the fallback: the SIC (Babai) point of its QR and ordering,
+// psd_sic of lib/core/psd_common.h (the CPU PSD's code; one thread of the block, lane 0
+// of the warp, computes it while the others wait), always flagged, with expanded = 0
+// and evaluated = N (one interrupted before its first leaf keeps its counters and adds
+// N evaluated). Without a deadline (budget 0) the timer is never read and the traversal
+// is unchanged, bit for bit.
 
+#include "../lib/core/psd_common.h"
 #include "../lib/core/psd_params.h"
 #include "batch_detector.h"
 #include "device_math.cuh"
@@ -109,32 +116,8 @@ constexpr uint32_t k_psd_check_evals = 512;
 #endif
 constexpr int k_psd_rank_sort_max_ipt = MIMODET_PSD_RANK_SORT_MAX_IPT;
 
-// Explicitly rounded double operations: nvcc would otherwise contract a*b+c into an FMA
-// and the metrics would differ from the CPU's (and the host simulation's) in the last bit.
-MIMODET_HD inline double psd_mul(double a, double b)
-{
-#ifdef __CUDA_ARCH__
-    return __dmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
-MIMODET_HD inline double psd_add(double a, double b)
-{
-#ifdef __CUDA_ARCH__
-    return __dadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-MIMODET_HD inline double psd_sub(double a, double b)
-{
-#ifdef __CUDA_ARCH__
-    return __dsub_rn(a, b);
-#else
-    return a - b;
-#endif
-}
+// rn_mul / rn_add / rn_sub / rn_div (explicitly rounded, lib/core/rounded_math.h) and
+// psd_sic (the deadline fallback) come from lib/core/psd_common.h, shared with the CPU PSD.
 
 // ---------------------------------------------------------------- parameters
 
@@ -303,7 +286,7 @@ struct psd_prep_fn {
         for (int r = bottom; r <= top; ++r) {
             double b = S.z[r];
             for (int k = top + 1; k < N; ++k)
-                b = psd_sub(b, psd_mul(S.R[r * N + k], S.value[sym[k]]));
+                b = rn_sub(b, rn_mul(S.R[r * N + k], S.value[sym[k]]));
             S.base[p * depth + (r - bottom)] = b;
         }
         S.pm[p] = pm;
@@ -334,9 +317,9 @@ struct psd_metric_fn {
         for (int r = top; r >= bottom; --r) {
             double b = base[r - bottom];
             for (int k = r + 1; k <= top; ++k)
-                b = psd_sub(b, psd_mul(S.R[r * N + k], v[k]));
-            const double d = psd_sub(b, psd_mul(S.R[r * N + r], v[r]));
-            m = psd_add(m, psd_mul(d, d));
+                b = rn_sub(b, rn_mul(S.R[r * N + k], v[k]));
+            const double d = rn_sub(b, rn_mul(S.R[r * N + r], v[r]));
+            m = rn_add(m, rn_mul(d, d));
         }
         return m;
     }
@@ -382,10 +365,45 @@ MIMODET_HD void psd_expand_evaluate(
     ex.sync();
 }
 
+//! The deadline fallback (one thread): the SIC point of the vector into S.best.
+struct psd_sic_fn {
+    const psd_layout& L;
+    const psd_smem& S;
+
+    MIMODET_HD void operator()() const { psd_sic(S.R, S.z, S.value, L.N, L.P, S.best); }
+};
+
+//! Deadline fallback of the vector in S (the same in every thread): the SIC point into
+//! S.best (one thread, then a barrier), flagged, N more path metrics counted.
+template <class Exec>
+MIMODET_HD void psd_fallback(Exec& ex, const psd_layout& L, const psd_smem& S, psd_state& T)
+{
+    const psd_sic_fn sic{ L, S };
+    ex.single(sic);
+    ex.sync();
+    T.evaluated += static_cast<uint32_t>(L.N);
+    T.truncated = 1;
+}
+
+//! Has the deadline passed (uniform)? Reads the timer when the block's metrics, the
+//! current vector's included, have reached D.next_check, then never again once passed.
+template <class Exec>
+MIMODET_HD bool psd_out_of_time(Exec& ex, psd_deadline& D, uint32_t evaluated)
+{
+    if (D.at == 0)
+        return false;
+    if (!D.expired && D.work + evaluated >= D.next_check) {
+        D.next_check = D.work + evaluated + k_psd_check_evals;
+        D.expired = ex.time_is_up(D.at);
+    }
+    return D.expired;
+}
+
 /*!
  * Algorithm 3 for one vector (R, z and the PAM values already in shared memory): the
  * CPU's search_generic, the same visiting order, radius updates and counters. Returns
- * with S.best holding the ML vector (after a barrier).
+ * with S.best holding the ML vector (after a barrier); with a deadline, see the top of
+ * the file.
  */
 template <class Exec>
 MIMODET_HD void
@@ -395,6 +413,10 @@ psd_search(Exec& ex, const psd_layout& L, const psd_smem& S, psd_state& T, psd_d
     T.expanded = 0;
     T.evaluated = 0;
     T.truncated = 0;
+    if (psd_out_of_time(ex, D, 0)) {
+        psd_fallback(ex, L, S, T); // started after the deadline: no search
+        return;
+    }
     psd_expand_evaluate(ex, L, S, T, 1, 0, 1);
     if (L.nr == 1)
         return;
@@ -403,21 +425,19 @@ psd_search(Exec& ex, const psd_layout& L, const psd_smem& S, psd_state& T, psd_d
     // i is the level to fill next, level i-1 its source.
     int i = 2;
     while (i > 1) {
-        // Deadline: only with an incumbent (d2 < inf); every condition is uniform.
-        if (D.at != 0 && T.d2 < k_psd_inf) {
-            if (!D.expired && D.work + T.evaluated >= D.next_check) {
-                D.next_check = D.work + T.evaluated + k_psd_check_evals;
-                D.expired = ex.time_is_up(D.at);
-            }
-            if (D.expired) {
-                // Flag only if the traversal would have gone on: a candidate inside
-                // the sphere is left in an active source level 1..i-1 (the buffers
-                // were made readable by the last Expand and Evaluate's barrier).
-                for (int x = 1; x < i; ++x)
-                    if (T.off[x] < T.count[x] && S.metric(x)[T.off[x]] < T.d2)
-                        T.truncated = 1;
+        // Deadline; every condition is uniform.
+        if (psd_out_of_time(ex, D, T.evaluated)) {
+            if (!(T.d2 < k_psd_inf)) {
+                psd_fallback(ex, L, S, T); // no leaf yet
                 return;
             }
+            // Flag only if the traversal would have gone on: a candidate inside the
+            // sphere is left in an active source level 1..i-1 (the buffers were made
+            // readable by the last Expand and Evaluate's barrier).
+            for (int x = 1; x < i; ++x)
+                if (T.off[x] < T.count[x] && S.metric(x)[T.off[x]] < T.d2)
+                    T.truncated = 1;
+            return;
         }
         const int src = i - 1;
         if (T.off[src] < T.count[src] && S.metric(src)[T.off[src]] < T.d2) {
@@ -460,9 +480,9 @@ MIMODET_HD inline double psd_rotate(const double* qt, const float2* yv, int nrx)
 {
     double acc = 0.0;
     for (int i = 0; i < nrx; ++i)
-        acc = psd_add(acc,
-                      psd_add(psd_mul(qt[i], static_cast<double>(yv[i].x)),
-                              psd_mul(qt[nrx + i], static_cast<double>(yv[i].y))));
+        acc = rn_add(acc,
+                      rn_add(rn_mul(qt[i], static_cast<double>(yv[i].x)),
+                              rn_mul(qt[nrx + i], static_cast<double>(yv[i].y))));
     return acc;
 }
 
@@ -500,7 +520,7 @@ MIMODET_HD inline void psd_preprocess_one(
         for (int k = 0; k < N; ++k) {
             double s = 0.0;
             for (int r = 0; r < M; ++r)
-                s = psd_add(s, psd_mul(q[k][r], q[k][r]));
+                s = rn_add(s, rn_mul(q[k][r], q[k][r]));
             norm2[k] = s;
         }
         for (int i = 0; i < N; ++i) {
@@ -533,12 +553,12 @@ MIMODET_HD inline void psd_preprocess_one(
             for (int l = i + 1; l < N; ++l) {
                 double d = 0.0;
                 for (int r = 0; r < M; ++r)
-                    d = psd_add(d, psd_mul(q[i][r], q[l][r]));
+                    d = rn_add(d, rn_mul(q[i][r], q[l][r]));
                 R[i][l] = d;
                 double s = 0.0;
                 for (int r = 0; r < M; ++r) {
-                    q[l][r] = psd_sub(q[l][r], psd_mul(d, q[i][r]));
-                    s = psd_add(s, psd_mul(q[l][r], q[l][r]));
+                    q[l][r] = rn_sub(q[l][r], rn_mul(d, q[i][r]));
+                    s = rn_add(s, rn_mul(q[l][r], q[l][r]));
                 }
                 norm2[l] = s;
             }
@@ -551,14 +571,14 @@ MIMODET_HD inline void psd_preprocess_one(
                 for (int j = 0; j < i; ++j) {
                     double c = 0.0;
                     for (int r = 0; r < M; ++r)
-                        c = psd_add(c, psd_mul(q[j][r], q[i][r]));
-                    R[j][i] = psd_add(R[j][i], c);
+                        c = rn_add(c, rn_mul(q[j][r], q[i][r]));
+                    R[j][i] = rn_add(R[j][i], c);
                     for (int r = 0; r < M; ++r)
-                        q[i][r] = psd_sub(q[i][r], psd_mul(c, q[j][r]));
+                        q[i][r] = rn_sub(q[i][r], rn_mul(c, q[j][r]));
                 }
             double s = 0.0;
             for (int r = 0; r < M; ++r)
-                s = psd_add(s, psd_mul(q[i][r], q[i][r]));
+                s = rn_add(s, rn_mul(q[i][r], q[i][r]));
             const double nrm = sqrt(s);
             R[i][i] = nrm;
             // Rank-deficient: R(i,i) = 0 and the column carries nothing.

@@ -25,15 +25,20 @@
 //
 // Deadline (cfg.psd_deadline_us > 0, a budget per detect call from begin_call()): both
 // searches look at the steady clock every k_check_evals path metrics, counted over the
-// vectors of the call, and only once they have an incumbent (the first descent always
-// reaches a leaf, since d^2 starts at infinity: the Babai point of the ordering, with
-// the generic parameters the best of its first leaf buffer). Once the deadline has
-// passed the search stops there, and every later vector of the call stops right after
-// its first descent. A stopped vector is flagged (vector_stats::truncated) only when
-// candidates inside the sphere were left, so unflagged vectors are exact ML. Without a
-// deadline no clock is read and the search is the exact one, bit for bit.
+// vectors of the call (also once at the start of each vector). A vector whose search is
+// running when the deadline is seen to pass stops there: with an incumbent leaf it
+// outputs that leaf, flagged (vector_stats::truncated) only when candidates inside the
+// sphere were left, so unflagged vectors are exact ML; without one yet it takes the
+// fallback below. Every vector that starts after that skips the search and takes the
+// fallback: the SIC (Babai) point of the same QR and ordering (psd_sic in
+// psd_common.h, the code the CUDA PSD runs too), always flagged. Its counters: a vector
+// that starts after expiry has expanded = 0 and evaluated = N (one partial metric per
+// real level); one interrupted before its first leaf keeps the search's counters and
+// adds N evaluated. Without a deadline no clock is read and the search is the exact
+// one, bit for bit.
 
 #include "kernel.h"
+#include "psd_common.h"
 #include "psd_params.h"
 #include "qr.h"
 #include <algorithm>
@@ -52,7 +57,7 @@ namespace {
 constexpr double k_inf = std::numeric_limits<double>::infinity();
 // Path metrics between two clock reads: steady_clock::now() costs ~20-30 ns, 512
 // metrics at least ~0.5 us, so the check costs a few percent at most, and a deadline is
-// overrun by at most one such stretch (plus the current vector's first descent).
+// overrun by at most one such stretch (plus the current Expand and Evaluate).
 constexpr uint64_t k_check_evals = 512;
 using steady = std::chrono::steady_clock;
 
@@ -137,7 +142,9 @@ public:
                 d_z[k] = acc;
             }
             vector_stats st;
-            if (d_depth_first)
+            if (out_of_time(st))
+                sic_fallback(st); // started after the deadline: no search
+            else if (d_depth_first)
                 search_depth_first(st);
             else
                 search_generic(st);
@@ -160,7 +167,7 @@ public:
         d_deadline = start + d_budget;
         d_expired = false;
         d_work_done = 0;
-        d_next_check = 0; // the first check comes right after the first incumbent
+        d_next_check = 0; // the first check comes at the start of the first vector
     }
 
 private:
@@ -179,6 +186,15 @@ private:
         d_next_check = work + k_check_evals;
         d_expired = steady::now() >= d_deadline;
         return d_expired;
+    }
+
+    //! Deadline fallback: the SIC point of the current vector (R, z) into d_best,
+    //! flagged; adds N evaluated (see the top of the file).
+    void sic_fallback(vector_stats& st)
+    {
+        psd_sic(d_R.data(), d_z.data(), d_value.data(), d_N, d_P, d_best.data());
+        st.evaluated += static_cast<uint32_t>(d_N);
+        st.truncated = 1;
     }
 
     struct ranked {
@@ -301,9 +317,11 @@ private:
         // Traversal process: i is the level to fill next, buffer i-1 its source.
         int i = 2;
         while (i > 1) {
-            // d2 < inf: a leaf has been found, so there is a decision to output.
-            if (d2 < k_inf && out_of_time(st)) {
-                st.truncated = generic_work_left(i, d2) ? 1 : 0;
+            if (out_of_time(st)) {
+                if (d2 < k_inf) // a leaf has been found: it is the decision
+                    st.truncated = generic_work_left(i, d2) ? 1 : 0;
+                else
+                    sic_fallback(st);
                 return;
             }
             level_buffer& src = d_buf[i - 2];
@@ -405,8 +423,12 @@ private:
         while (k < d_N) {
             int idx = 0;
             double m = k_inf;
-            // k > 0 with d2 < inf: rows k..N-1 are being enumerated and a leaf exists.
-            if (k > 0 && d2 < k_inf && out_of_time(st)) {
+            // k > 0: rows k..N-1 are being enumerated (k = 0 takes a leaf next).
+            if (k > 0 && out_of_time(st)) {
+                if (d2 == k_inf) {
+                    sic_fallback(st); // no leaf yet
+                    return;
+                }
                 for (int j = k; j < d_N && !st.truncated; ++j)
                     if (peek_child(j, idx, m) && m < d2)
                         st.truncated = 1;

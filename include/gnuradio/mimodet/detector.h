@@ -61,10 +61,17 @@ struct MIMODET_API detector_config {
 
     //! PSD real-time budget: the wall-clock microseconds one detect call may spend
     //! searching; 0 (the default) = none, the exact ML search. With a budget, a vector
-    //! whose search is still running when the budget is spent (and every later vector of
-    //! the call) ends with the best leaf found so far, at the latest after its first
-    //! descent (the Babai point of its ordering), and is flagged in
-    //! vector_stats::truncated; unflagged vectors are exact ML. CPU: measured from the
+    //! whose search is still running when the budget is seen to be spent ends with the
+    //! best leaf found so far (flagged in vector_stats::truncated only if candidates
+    //! inside the sphere were left), or, before its first leaf, with the fallback below.
+    //! Every vector of the call that starts after that skips the search and gets the
+    //! fallback: the SIC (Babai) point of the PSD's own QR and ordering (per real level
+    //! from the top: z_k minus the decided levels' interference, over R_kk, sliced to the
+    //! nearest PAM level), always flagged, counted as expanded = 0, evaluated = 2 n_tx
+    //! (a vector cut before its first leaf keeps its search's counts plus 2 n_tx
+    //! evaluated). CPU and CUDA run the same fallback code. Unflagged vectors are exact
+    //! ML. The budget is checked every few hundred path metrics (and at each vector's
+    //! start), so it is overrun by about one Expand and Evaluate. CPU: measured from the
     //! start of the call (steady_clock), shared by its worker threads. CUDA: from the
     //! start of the call's first detection block (the GPU's %globaltimer), so the
     //! host-device copies and the QR are outside it. Finite and >= 0, at most 1e9
