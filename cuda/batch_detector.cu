@@ -25,7 +25,29 @@ constexpr size_t k_max_chunk_vectors = size_t(1) << 16;
 // event, wait: a few microseconds each) cost more than overlapping copies with kernels
 // saves (a slot's inputs are ~0.4 MB, ~20 us over PCIe).
 constexpr size_t k_single_copy_vectors = size_t(1) << 14;
+//! detect_bits on a soft detector: the LLR signs (LLR < 0 -> 1, as the CPU), on the
+//! device, so a quarter of the bytes cross PCIe and no host loop converts them.
+__global__ void llr_signs_kernel(const float* __restrict__ llr,
+                                 uint8_t* __restrict__ bits,
+                                 size_t n)
+{
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<size_t>(gridDim.x) * blockDim.x)
+        bits[i] = llr[i] < 0.0f ? 1 : 0;
+}
+
 } // namespace
+
+void cuda_batch_detector::enqueue_signs(cudaStream_t s, const chunk& k)
+{
+    const size_t nb = static_cast<size_t>(bits_per_vector());
+    const size_t n = k.n_vec * nb;
+    const unsigned threads = 256;
+    const unsigned blocks =
+        static_cast<unsigned>(std::min<size_t>((n + threads - 1) / threads, 4096));
+    llr_signs_kernel<<<blocks, threads, 0, s>>>(k.llr, d_bits.get() + k.v0 * nb, n);
+    MIMODET_CUDA_CHECK_LAUNCH();
+}
 
 cuda_batch_detector::cuda_batch_detector(const detector_config& cfg, bool soft)
     : detector(cfg), d_soft(soft)
@@ -78,7 +100,7 @@ void cuda_batch_detector::run(const cf* H,
     const device_guard guard(d_device);
     const bool dev_stats = stats && kernels_write_stats();
     try {
-        plan(segments, n_seg, dev_stats);
+        plan(segments, n_seg, dev_stats, llr != nullptr);
         enqueue_and_collect(H, y, noise_var, bits, llr, stats);
     } catch (...) {
         // Leave no copy or kernel in flight on buffers that may be freed or reused.
@@ -92,7 +114,10 @@ void cuda_batch_detector::run(const cf* H,
     }
 }
 
-void cuda_batch_detector::plan(const batch_segment* segments, size_t n_seg, bool dev_stats)
+void cuda_batch_detector::plan(const batch_segment* segments,
+                               size_t n_seg,
+                               bool dev_stats,
+                               bool llr_out)
 {
     const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
     const size_t nb = static_cast<size_t>(bits_per_vector());
@@ -113,8 +138,10 @@ void cuda_batch_detector::plan(const batch_segment* segments, size_t n_seg, bool
     h_nv.reserve(n_mat);
     if (d_soft) {
         d_llr.reserve(n_vec * nb);
-        h_llr.reserve(n_vec * nb);
-    } else {
+        if (llr_out)
+            h_llr.reserve(n_vec * nb);
+    }
+    if (!llr_out) { // hard detectors, and the LLR signs of soft ones
         d_bits.reserve(n_vec * nb);
         h_bits.reserve(n_vec * nb);
     }
@@ -198,9 +225,13 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
                                            cudaMemcpyHostToDevice, s));
         MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_nv.get(), h_nv.get(), d_n_mat * sizeof(float),
                                            cudaMemcpyHostToDevice, s));
-        for (size_t c = 0; c < d_chunks.size(); ++c)
-            launch(s, make_chunk(c, dev_stats));
-        if (d_soft)
+        for (size_t c = 0; c < d_chunks.size(); ++c) {
+            const chunk k = make_chunk(c, dev_stats);
+            launch(s, k);
+            if (d_soft && !llr)
+                enqueue_signs(s, k);
+        }
+        if (llr)
             MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_llr.get(), d_llr.get(),
                                                d_n_vec * nb * sizeof(float),
                                                cudaMemcpyDeviceToHost, s));
@@ -213,15 +244,10 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
                                                cudaMemcpyDeviceToHost, s));
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
         const size_t n = d_n_vec * nb;
-        if (d_soft) {
-            if (llr)
-                std::memcpy(llr, h_llr.get(), n * sizeof(float));
-            else // detect_bits on a soft detector: the LLR signs
-                for (size_t i = 0; i < n; ++i)
-                    bits[i] = h_llr.get()[i] < 0.0f ? 1 : 0;
-        } else {
+        if (llr)
+            std::memcpy(llr, h_llr.get(), n * sizeof(float));
+        else
             std::memcpy(bits, h_bits.get(), n);
-        }
         if (dev_stats)
             std::memcpy(stats, h_stats.get(), d_n_vec * sizeof(vector_stats));
         return;
@@ -246,13 +272,18 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
                                            h_nv.get() + k.m0, k.n_mat * sizeof(float),
                                            cudaMemcpyHostToDevice, s));
         launch(s, k);
-        if (d_soft)
+        if (d_soft && !llr)
+            enqueue_signs(s, k);
+        if (llr)
             MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_llr.get() + k.v0 * nb, k.llr,
                                                k.n_vec * nb * sizeof(float),
                                                cudaMemcpyDeviceToHost, s));
         else
-            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_bits.get() + k.v0 * nb, k.bits,
-                                               k.n_vec * nb, cudaMemcpyDeviceToHost, s));
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_bits.get() + k.v0 * nb,
+                                               d_bits.get() + k.v0 * nb,
+                                               k.n_vec * nb,
+                                               cudaMemcpyDeviceToHost,
+                                               s));
         if (dev_stats)
             MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_stats.get() + k.v0, k.stats,
                                                k.n_vec * sizeof(vector_stats),
@@ -264,16 +295,10 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
         MIMODET_CUDA_CHECK(cudaEventSynchronize(d_events[c]));
         const chunk k = make_chunk(c, false);
         const size_t n = k.n_vec * nb;
-        if (d_soft) {
-            const float* src = h_llr.get() + k.v0 * nb;
-            if (llr)
-                std::memcpy(llr + k.v0 * nb, src, n * sizeof(float));
-            else // detect_bits on a soft detector: the LLR signs
-                for (size_t i = 0; i < n; ++i)
-                    bits[k.v0 * nb + i] = src[i] < 0.0f ? 1 : 0;
-        } else {
+        if (llr)
+            std::memcpy(llr + k.v0 * nb, h_llr.get() + k.v0 * nb, n * sizeof(float));
+        else
             std::memcpy(bits + k.v0 * nb, h_bits.get() + k.v0 * nb, n);
-        }
         if (dev_stats)
             std::memcpy(stats + k.v0, h_stats.get() + k.v0, k.n_vec * sizeof(vector_stats));
     }

@@ -73,7 +73,9 @@ private:
              float* llr,
              vector_stats* stats) final;
     //! Cuts the batch into chunks (each within one segment) and sizes every buffer.
-    void plan(const batch_segment* segments, size_t n_seg, bool dev_stats);
+    void plan(const batch_segment* segments, size_t n_seg, bool dev_stats, bool llr_out);
+    //! Soft detector, bits wanted: the chunk's LLR signs into d_bits, on stream s.
+    void enqueue_signs(cudaStream_t s, const chunk& k);
     void enqueue_and_collect(const cf* H,
                              const cf* y,
                              const float* noise_var,

@@ -11,6 +11,7 @@
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -94,6 +95,19 @@ void route_core_log()
 
 //! Most slots the block detects in one call (when that many are queued).
 constexpr int k_max_slots_per_call = 8;
+/*!
+ * Detector lanes of a CUDA block (see the constructor): 2. For measurements only, the
+ * environment variable MIMODET_GPU_LANES=1..4, read when the block is made, overrides it.
+ */
+int gpu_lanes()
+{
+    if (const char* env = std::getenv("MIMODET_GPU_LANES")) {
+        const int n = std::atoi(env);
+        if (n >= 1 && n <= 4)
+            return n;
+    }
+    return 2;
+}
 
 int grid_bytes(double mhz) { return sizeof(gr_complex) * 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
 
@@ -159,15 +173,25 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
       d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
       d_slot_key(pmt::mp("slot")),
       d_deadline(cfg.psd_deadline_us > 0.0),
-      // A PSD deadline is a budget per detector call: one slot per call makes it one per
-      // slot. Otherwise queued slots share a call (fewer, larger GPU batches).
-      d_max_slots_per_call(d_deadline ? 1 : k_max_slots_per_call),
+      // A PSD deadline is a budget per detector call: one slot per lane and call makes it
+      // one per slot. Otherwise queued slots share calls (fewer, larger GPU batches).
+      d_max_slots_per_call(1),
       d_truncated_key(pmt::mp("truncated"))
 {
     route_core_log();
     const lte_grid grid(lte_numerology::from_bandwidth(bandwidth_mhz), cfg.n_tx, cell_id);
     d_slots_det = std::make_unique<core::slot_detection>(grid, cfg.n_rx, detector::make(cfg));
     d_max_per_slot = d_slots_det->max_values_per_slot();
+    // GPU: further lanes, each with its own detector (streams, device and pinned buffers),
+    // detect parts of a call's slots at the same time, so one lane's host work (gather,
+    // copies, scatter) overlaps another's kernels. The CPU backend already uses every
+    // core inside one call.
+    if (backend() == "cuda")
+        for (int l = 1; l < gpu_lanes(); ++l)
+            d_extra_lanes.push_back(
+                std::make_unique<core::slot_detection>(grid, cfg.n_rx, detector::make(cfg)));
+    d_max_slots_per_call = d_deadline ? 1 + static_cast<int>(d_extra_lanes.size())
+                                      : k_max_slots_per_call;
     // Room for at least one whole slot in every call; one input item per slot gives up to
     // d_max_per_slot output items (the rate also keeps the upstream buffers small: with
     // the default rate 1 the runtime would size them for d_max_per_slot input items).
@@ -176,6 +200,16 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
     set_min_output_buffer(0, static_cast<long>(d_max_per_slot) * d_max_slots_per_call);
     set_relative_rate(static_cast<uint64_t>(d_max_per_slot), 1);
     set_tag_propagation_policy(TPP_DONT);
+    // The GPU pipeline's buffers at their full size now rather than in the middle of a
+    // stream (the CPU backend's only grow host vectors, which is cheap).
+    if (backend() == "cuda") {
+        const int per_lane =
+            (d_max_slots_per_call + static_cast<int>(d_extra_lanes.size())) /
+            (1 + static_cast<int>(d_extra_lanes.size()));
+        d_slots_det->prepare(per_lane);
+        for (auto& lane : d_extra_lanes)
+            lane->prepare(per_lane);
+    }
     d_logger->debug("{} detector on {}: {}x{}, up to {} output items per slot",
                     cfg.algorithm,
                     backend(),
@@ -261,21 +295,48 @@ int mimo_detector_impl::general_work(int noutput_items,
         ++done;
     }
 
-    // Unusable slots come back with their reason and zeros as output.
-    std::vector<std::string> why;
-    std::vector<size_t> truncated;
-    try {
-        if (d_soft)
-            why = d_slots_det->detect_llr(d_batch, reinterpret_cast<float*>(out));
-        else
-            why = d_slots_det->detect_bits(d_batch,
-                                           reinterpret_cast<uint8_t*>(out),
-                                           d_deadline ? &truncated : nullptr);
-    } catch (const std::exception& e) {
-        why.assign(d_batch.size(), std::string("detector failed: ") + e.what());
-        std::memset(out, 0, produced * elem);
-        truncated.clear();
-    }
+    // Unusable slots come back with their reason and zeros as output. The slots are cut
+    // into contiguous parts, one per lane (lane 0 on this thread); a PSD deadline keeps
+    // one slot per lane.
+    const size_t n = d_batch.size();
+    const size_t n_lanes = std::min(n, 1 + d_extra_lanes.size());
+    std::vector<std::string> why(n);
+    std::vector<size_t> truncated(n, 0);
+    d_lane_why.resize(n_lanes);
+    d_lane_trunc.resize(n_lanes);
+    auto lane_run = [&](size_t l) {
+        const size_t b = n * l / n_lanes, e = n * (l + 1) / n_lanes;
+        core::slot_detection& sd = l == 0 ? *d_slots_det : *d_extra_lanes[l - 1];
+        std::vector<core::slot_detection::slot_input> part(d_batch.begin() + b,
+                                                           d_batch.begin() + e);
+        size_t offset = 0;
+        for (size_t i = 0; i < b; ++i)
+            offset += d_slots_det->values_per_slot(d_batch[i].ns);
+        size_t count = 0;
+        for (size_t i = b; i < e; ++i)
+            count += d_slots_det->values_per_slot(d_batch[i].ns);
+        try {
+            if (d_soft)
+                d_lane_why[l] = sd.detect_llr(part, reinterpret_cast<float*>(out) + offset);
+            else
+                d_lane_why[l] = sd.detect_bits(part,
+                                               reinterpret_cast<uint8_t*>(out) + offset,
+                                               d_deadline ? &d_lane_trunc[l] : nullptr);
+        } catch (const std::exception& ex) {
+            d_lane_why[l].assign(e - b, std::string("detector failed: ") + ex.what());
+            std::memset(out + offset * elem, 0, count * elem);
+            d_lane_trunc[l].clear();
+        }
+        for (size_t i = b; i < e; ++i) {
+            why[i] = d_lane_why[l][i - b];
+            if (i - b < d_lane_trunc[l].size())
+                truncated[i] = d_lane_trunc[l][i - b];
+        }
+    };
+    if (n_lanes > 1)
+        d_lane_pool.run(n_lanes, lane_run);
+    else if (n > 0)
+        lane_run(0);
 
     size_t at = 0;
     for (size_t i = 0; i < d_batch.size(); ++i) {

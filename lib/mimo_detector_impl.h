@@ -9,6 +9,7 @@
 #define INCLUDED_MIMODET_MIMO_DETECTOR_IMPL_H
 
 #include "core/slot_detection.h"
+#include "core/worker_pool.h"
 #include <atomic>
 #include <gnuradio/mimodet/mimo_detector.h>
 #include <pmt/pmt.h>
@@ -43,7 +44,10 @@ private:
     //! ns of an input item: its slot tag, else the previous slot + 1.
     int slot_of_item(uint64_t abs_item, bool& tagged);
 
-    std::unique_ptr<core::slot_detection> d_slots_det;
+    std::unique_ptr<core::slot_detection> d_slots_det; //!< lane 0
+    std::vector<std::unique_ptr<core::slot_detection>> d_extra_lanes; //!< GPU lanes 1..
+    std::vector<std::vector<std::string>> d_lane_why;
+    std::vector<std::vector<size_t>> d_lane_trunc;
     bool d_soft;
     int d_n_rx, d_n_sc;
     size_t d_max_per_slot;
@@ -56,6 +60,8 @@ private:
     bool d_deadline; //!< psd with a deadline: count and tag truncated vectors
     int d_max_slots_per_call;
     const pmt::pmt_t d_truncated_key;
+    // Last member: its workers are joined before the lanes they use are destroyed.
+    core::worker_pool d_lane_pool;
 };
 
 } // namespace mimodet

@@ -6,8 +6,10 @@
  */
 
 #include "backend.h"
+#include "finite.h"
 #include "kernel.h"
 #include "psd_params.h"
+#include "worker_pool.h"
 #include <gnuradio/mimodet/detector.h>
 #include <algorithm>
 #include <chrono>
@@ -34,122 +36,6 @@ const std::vector<std::string> k_algorithms = { "ml",  "zf",  "mmse", "psd",
 
 // Below this many vectors per call waking a worker costs more than it saves.
 constexpr size_t k_min_vectors_per_thread = 64;
-
-/*!
- * Persistent workers for cpu_detector::run. A slot is several detect calls, and starting
- * and joining std::threads on every call cost about as much as the work they shared.
- * run(n, fn) calls fn(t) for t in [0, n): t = 0 on the caller, t >= 1 on worker t, so a
- * share index always lands on the same thread (and the caller keeps the same kernel
- * object as before). Not reentrant: one run at a time, like the detector itself.
- */
-class worker_pool
-{
-public:
-    worker_pool() = default;
-    worker_pool(const worker_pool&) = delete;
-    worker_pool& operator=(const worker_pool&) = delete;
-
-    ~worker_pool()
-    {
-        {
-            std::lock_guard<std::mutex> lk(d_mutex);
-            d_stop = true;
-        }
-        d_wake.notify_all();
-        for (auto& th : d_threads)
-            th.join();
-    }
-
-    void run(size_t n, const std::function<void(size_t)>& fn)
-    {
-        if (n <= 1) {
-            fn(0);
-            return;
-        }
-        // Created lazily, so a single-threaded detector never owns a thread.
-        while (d_threads.size() + 1 < n) {
-            uint64_t gen;
-            {
-                std::lock_guard<std::mutex> lk(d_mutex);
-                gen = d_gen;
-            }
-            const size_t t = d_threads.size() + 1;
-            d_threads.emplace_back([this, t, gen] { loop(t, gen); });
-        }
-        {
-            std::lock_guard<std::mutex> lk(d_mutex);
-            d_fn = &fn;
-            d_active = n;
-            d_pending = n - 1;
-            d_errors.assign(n, nullptr);
-            ++d_gen;
-        }
-        d_wake.notify_all();
-
-        std::exception_ptr mine;
-        try {
-            fn(0);
-        } catch (...) {
-            mine = std::current_exception();
-        }
-        // Always wait: the workers reference fn and the caller's buffers.
-        std::vector<std::exception_ptr> errors;
-        {
-            std::unique_lock<std::mutex> lk(d_mutex);
-            d_done.wait(lk, [this] { return d_pending == 0; });
-            d_fn = nullptr;
-            errors.swap(d_errors);
-        }
-        if (mine)
-            std::rethrow_exception(mine);
-        for (auto& e : errors)
-            if (e)
-                std::rethrow_exception(e);
-    }
-
-private:
-    void loop(size_t t, uint64_t seen)
-    {
-        for (;;) {
-            const std::function<void(size_t)>* fn;
-            {
-                std::unique_lock<std::mutex> lk(d_mutex);
-                d_wake.wait(lk, [&] { return d_stop || d_gen != seen; });
-                if (d_stop)
-                    return;
-                seen = d_gen;
-                // A call that needs fewer threads leaves the higher workers idle; they
-                // are not counted in d_pending, so skipping a generation is harmless.
-                if (t >= d_active)
-                    continue;
-                fn = d_fn;
-            }
-            std::exception_ptr err;
-            try {
-                (*fn)(t);
-            } catch (...) {
-                err = std::current_exception();
-            }
-            {
-                std::lock_guard<std::mutex> lk(d_mutex);
-                d_errors[t] = err;
-                if (--d_pending == 0)
-                    d_done.notify_one();
-            }
-        }
-    }
-
-    std::mutex d_mutex;
-    std::condition_variable d_wake; // workers: a new generation or stop
-    std::condition_variable d_done; // caller: d_pending reached 0
-    std::vector<std::thread> d_threads; // worker t is d_threads[t - 1]
-    const std::function<void(size_t)>* d_fn = nullptr;
-    std::vector<std::exception_ptr> d_errors;
-    uint64_t d_gen = 0;
-    size_t d_active = 0;
-    size_t d_pending = 0;
-    bool d_stop = false;
-};
 
 class cpu_detector : public detector
 {
@@ -265,7 +151,7 @@ private:
     bool d_soft = false;
     std::vector<size_t> d_seg_mat0, d_seg_vec0; //!< segment offsets of the current call
     // Last member: destroyed (workers joined) before the kernels they use.
-    worker_pool d_pool;
+    core::worker_pool d_pool;
 };
 
 void validate_config(const detector_config& cfg)
@@ -387,16 +273,10 @@ detector::validate_inputs(const cf* H,
         return used;
     if (!H || !y || !noise_var)
         throw std::invalid_argument("mimodet: null input buffer");
-    auto finite = [](const cf* p, size_t n) {
-        for (size_t i = 0; i < n; ++i)
-            if (!std::isfinite(p[i].real()) || !std::isfinite(p[i].imag()))
-                return false;
-        return true;
-    };
     const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
-    if (!finite(H, n_mat * nr * nt))
+    if (!core::all_finite(H, n_mat * nr * nt))
         throw std::invalid_argument("mimodet: H contains NaN or Inf");
-    if (!finite(y, n_vec * nr))
+    if (!core::all_finite(y, n_vec * nr))
         throw std::invalid_argument("mimodet: y contains NaN or Inf");
     for (size_t m = 0; m < n_mat; ++m)
         if (!std::isfinite(noise_var[m]) || !(noise_var[m] > 0.0f))

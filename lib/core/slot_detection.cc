@@ -6,6 +6,7 @@
  */
 
 #include "slot_detection.h"
+#include "finite.h"
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -80,13 +81,17 @@ slot_detection::check(int ns, const cf* const* grids, const cf* H, float noise_v
         return "noise_var " + std::to_string(noise_var) + " is not finite and > 0";
     auto bad = [](const cf& v) { return !std::isfinite(v.real()) || !std::isfinite(v.imag()); };
     const size_t hn = static_cast<size_t>(d_grid.numerology().n_sc) * d_n_rx * d_n_tx;
-    for (size_t i = 0; i < hn; ++i)
-        if (bad(H[i]))
-            return "H contains NaN or Inf";
-    for (int r = 0; r < d_n_rx; ++r)
+    if (!all_finite(H, hn))
+        return "H contains NaN or Inf";
+    const size_t grid_len = 7 * static_cast<size_t>(d_grid.numerology().n_sc);
+    for (int r = 0; r < d_n_rx; ++r) {
+        // Fast path: the whole grid; only data elements count, so look closer on a miss.
+        if (all_finite(grids[r], grid_len))
+            continue;
         for (int re : d_grid.data_elements(ns))
             if (bad(grids[r][re]))
                 return "grid of antenna " + std::to_string(r) + " contains NaN or Inf";
+    }
     return std::string();
 }
 
@@ -201,6 +206,31 @@ std::vector<std::string> slot_detection::detect_llr(const std::vector<slot_input
         d_det->detect_llr(d_H.data(), d_y.data(), d_segments, d_nv.data(), d_llr.data());
     scatter_slots(slots, why, d_llr.data(), out);
     return why;
+}
+
+void slot_detection::prepare(int max_slots)
+{
+    if (max_slots < 1)
+        return;
+    // Slot 1 carries no synchronisation signals: the most data elements of the frame.
+    int largest = 0;
+    for (int ns = 0; ns < lte_numerology::slots_per_frame; ++ns)
+        if (values_per_slot(ns) > values_per_slot(largest))
+            largest = ns;
+    const size_t n_sc = d_grid.numerology().n_sc;
+    const std::vector<cf> grid(7 * n_sc, cf(0.0f, 0.0f));
+    std::vector<cf> H(n_sc * d_n_rx * d_n_tx, cf(0.0f, 0.0f));
+    for (size_t k = 0; k < n_sc; ++k)
+        for (int t = 0; t < d_n_tx; ++t)
+            H[(k * d_n_rx + t) * d_n_tx + t] = cf(1.0f, 0.0f);
+    const std::vector<const cf*> grids(d_n_rx, grid.data());
+    const std::vector<slot_input> slots(max_slots,
+                                        slot_input{ largest, grids.data(), H.data(), 1.0f });
+    std::vector<float> out(values_per_slot(largest) * static_cast<size_t>(max_slots));
+    if (d_det->soft())
+        detect_llr(slots, out.data());
+    std::vector<size_t> truncated; // with stats: the PSD's stats buffers too
+    detect_bits(slots, reinterpret_cast<uint8_t*>(out.data()), &truncated);
 }
 
 void slot_detection::detect_bits(int ns,

@@ -104,6 +104,14 @@ public:
     //! As detect_bits, with max-log LLRs (soft detectors only: std::logic_error else).
     void detect_llr(int ns, const cf* const* grids, const cf* H, float noise_var, float* out);
 
+    /*!
+     * Detects max_slots dummy slots (zero grids, identity channels) in one call, so the
+     * backend's buffers (device and pinned memory of the CUDA pipeline) reach the size of
+     * the largest call before real-time operation: growing them later (cudaMalloc,
+     * cudaHostAlloc) stalls a call for milliseconds.
+     */
+    void prepare(int max_slots);
+
     //! One slot of a multi-slot call.
     struct slot_input {
         int ns = 0;

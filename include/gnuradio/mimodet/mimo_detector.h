@@ -38,19 +38,26 @@ namespace mimodet {
  * soft_output = false gives bits: the hard decisions of psd/fsd, the LLR signs of the
  * soft detectors.
  *
- * The subcarriers of a slot are grouped by their number of data symbols and each group
- * is detected with one batch call, every subcarrier's H shared by its symbols.
+ * The subcarriers of a slot are grouped by their number of data symbols (every
+ * subcarrier's H shared by its symbols), and every group of every slot the block has at
+ * hand (up to 8 queued slots) goes to the detector as ONE segmented batch call
+ * (detector.h, batch_segment): on the GPU one round of host-device copies and one wait
+ * per call, so a backlog is worked off in large batches while a lone slot is detected at
+ * once. With backend cuda the block runs two detector lanes (each its own streams and
+ * buffers) that detect halves of a call's slots at the same time, so one lane's host work
+ * overlaps the other's kernels; the GPU buffers are sized for the largest call when the
+ * block is made (a dummy detection), so none grows while streaming.
  *
  * A slot whose noise_var is not finite and > 0, or whose H or data elements are not
  * finite, is logged as an error, output as zeros (bits 0 / LLRs 0) and counted in
  * bad_slots(). Items of input 0 without a slot tag take the previous slot + 1 (mod 20).
  *
- * Real-time deadline (psd only, deadline_us > 0): each detect call of a slot (one per
- * group of subcarriers with the same number of data symbols, docs/SLOT_LAYOUT.md) may
- * search for deadline_us (detector_config::psd_deadline_us); vectors still searching
- * then end with the best decision found so far. A slot with such vectors gets a
- * "truncated" tag (value: long, the number of truncated vectors) on its first output
- * item and is counted in truncated_slots(). deadline_us = 0: the exact search.
+ * Real-time deadline (psd only, deadline_us > 0): each slot may search for deadline_us
+ * (detector_config::psd_deadline_us: the block then gives each detect call, and each
+ * lane, one slot); vectors still searching then end with the best decision found so
+ * far. A slot with such vectors gets a "truncated" tag (value: long, the number of
+ * truncated vectors) on its first output item and is counted in truncated_slots().
+ * deadline_us = 0: the exact search.
  */
 class MIMODET_API mimo_detector : virtual public gr::block
 {

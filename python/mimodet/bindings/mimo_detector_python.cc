@@ -45,7 +45,7 @@ void bind_mimo_detector(py::module& m)
              "{1.4, 3, 5, 10, 15, 20}; n_tx in {1, 2, 4}; n_rx n_tx..8; modulation 'qpsk', "
              "'16qam' or '64qam'; cell_id 0..503; backend 'cpu', 'cuda' or 'auto'; "
              "soft_output: float LLRs instead of bits (not for psd, fsd); deadline_us: psd "
-             "search budget per detect call (0: exact), truncated slots get a "
+             "search budget per slot in us (0: exact), truncated slots get a "
              "'truncated' tag. Unset algorithm "
              "parameters (-1, []) take the algorithm's default. ValueError otherwise.")
         .def("items_per_slot",

@@ -1,0 +1,46 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// The input checks of the real-time path (every slot's H and received symbols): a test
+// on the exponent bits that the compiler vectorises, where std::isfinite per element with
+// an early exit is not (about 10x slower on a 20 MHz 4x4 slot).
+
+#ifndef INCLUDED_MIMODET_CORE_FINITE_H
+#define INCLUDED_MIMODET_CORE_FINITE_H
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+//! True when none of p[0..n) is NaN or +-Inf (all exponent bits set).
+inline bool all_finite(const float* p, size_t n)
+{
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t u;
+        std::memcpy(&u, p + i, sizeof u);
+        bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+    }
+    return bad == 0;
+}
+
+inline bool all_finite(const std::complex<float>* p, size_t n)
+{
+    // std::complex<float> is two floats, real then imaginary ([complex.numbers]).
+    return all_finite(reinterpret_cast<const float*>(p), 2 * n);
+}
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif
