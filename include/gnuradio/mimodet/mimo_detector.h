@@ -55,8 +55,9 @@ namespace mimodet {
  * Real-time deadline (psd only, deadline_us > 0): each slot may search for deadline_us
  * (detector_config::psd_deadline_us: the block then gives each detect call, and each
  * lane, one slot); vectors still searching then end with the best decision found so
- * far. A slot with such vectors gets a "truncated" tag (value: long, the number of
- * truncated vectors) on its first output item and is counted in truncated_slots().
+ * far, vectors not started yet with the SIC point. A slot with such vectors gets a
+ * "truncated" tag (value: long, the number of truncated vectors) on its first output
+ * item and is counted in truncated_slots().
  * deadline_us = 0: the exact search.
  */
 class MIMODET_API mimo_detector : virtual public gr::block
