@@ -36,6 +36,17 @@ __global__ void llr_signs_kernel(const float* __restrict__ llr,
         bits[i] = llr[i] < 0.0f ? 1 : 0;
 }
 
+//! True when p lies in page-locked host memory (cudaHostAlloc / cudaHostRegister).
+bool is_pinned(const void* p)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError(); // not an error: ordinary memory on some drivers
+        return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
 } // namespace
 
 void cuda_batch_detector::enqueue_signs(cudaStream_t s, const chunk& k)
@@ -211,45 +222,76 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
     const size_t h_len = nr * nt;
     const bool dev_stats = stats && kernels_write_stats();
 
+    // The host side of each copy: the caller's buffers where they are page-locked
+    // (slot_detection gathers into host_alloc memory), else our pinned staging.
+    const bool pin_in = is_pinned(H) && is_pinned(y) && is_pinned(noise_var);
+    const bool pin_out = is_pinned(llr ? static_cast<const void*>(llr) : bits) &&
+                         (!dev_stats || is_pinned(stats));
+    const float2* src_H = pin_in ? reinterpret_cast<const float2*>(H) : h_H.get();
+    const float2* src_y = pin_in ? reinterpret_cast<const float2*>(y) : h_y.get();
+    const float* src_nv = pin_in ? noise_var : h_nv.get();
+    float* dst_llr = pin_out ? llr : h_llr.get();
+    uint8_t* dst_bits = pin_out ? bits : h_bits.get();
+    vector_stats* dst_stats = pin_out ? stats : h_stats.get();
+    // Stages matrices [m0, m0 + n_mat) and vectors [v0, v0 + n_vec) when not pinned.
+    auto stage = [&](size_t m0, size_t n_mat, size_t v0, size_t n_vec) {
+        if (pin_in)
+            return;
+        std::memcpy(h_H.get() + m0 * h_len, H + m0 * h_len, n_mat * h_len * sizeof(float2));
+        std::memcpy(h_y.get() + v0 * nr, y + v0 * nr, n_vec * nr * sizeof(float2));
+        std::memcpy(h_nv.get() + m0, noise_var + m0, n_mat * sizeof(float));
+    };
+    auto copy_in = [&](cudaStream_t s, size_t m0, size_t n_mat, size_t v0, size_t n_vec) {
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_H.get() + m0 * h_len, src_H + m0 * h_len,
+                                           n_mat * h_len * sizeof(float2),
+                                           cudaMemcpyHostToDevice, s));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_y.get() + v0 * nr, src_y + v0 * nr,
+                                           n_vec * nr * sizeof(float2),
+                                           cudaMemcpyHostToDevice, s));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_nv.get() + m0, src_nv + m0,
+                                           n_mat * sizeof(float),
+                                           cudaMemcpyHostToDevice, s));
+    };
+    auto copy_out = [&](cudaStream_t s, size_t v0, size_t n_vec) {
+        if (llr)
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(dst_llr + v0 * nb, d_llr.get() + v0 * nb,
+                                               n_vec * nb * sizeof(float),
+                                               cudaMemcpyDeviceToHost, s));
+        else
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(dst_bits + v0 * nb, d_bits.get() + v0 * nb,
+                                               n_vec * nb, cudaMemcpyDeviceToHost, s));
+        if (dev_stats)
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(dst_stats + v0, d_stats.get() + v0,
+                                               n_vec * sizeof(vector_stats),
+                                               cudaMemcpyDeviceToHost, s));
+    };
+    // After the copy out of vectors [v0, v0 + n_vec) has completed.
+    auto unstage = [&](size_t v0, size_t n_vec) {
+        if (pin_out)
+            return;
+        if (llr)
+            std::memcpy(llr + v0 * nb, h_llr.get() + v0 * nb, n_vec * nb * sizeof(float));
+        else
+            std::memcpy(bits + v0 * nb, h_bits.get() + v0 * nb, n_vec * nb);
+        if (dev_stats)
+            std::memcpy(stats + v0, h_stats.get() + v0, n_vec * sizeof(vector_stats));
+    };
+
     if (d_single_copy) {
         // One stream: the whole call's inputs in one copy each, the chunks' kernels in
         // order, the outputs in one copy, one wait.
         cudaStream_t s = d_streams[0];
-        std::memcpy(h_H.get(), H, d_n_mat * h_len * sizeof(float2));
-        std::memcpy(h_y.get(), y, d_n_vec * nr * sizeof(float2));
-        std::memcpy(h_nv.get(), noise_var, d_n_mat * sizeof(float));
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_H.get(), h_H.get(),
-                                           d_n_mat * h_len * sizeof(float2),
-                                           cudaMemcpyHostToDevice, s));
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_y.get(), h_y.get(), d_n_vec * nr * sizeof(float2),
-                                           cudaMemcpyHostToDevice, s));
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_nv.get(), h_nv.get(), d_n_mat * sizeof(float),
-                                           cudaMemcpyHostToDevice, s));
+        stage(0, d_n_mat, 0, d_n_vec);
+        copy_in(s, 0, d_n_mat, 0, d_n_vec);
         for (size_t c = 0; c < d_chunks.size(); ++c) {
             const chunk k = make_chunk(c, dev_stats);
             launch(s, k);
             if (d_soft && !llr)
                 enqueue_signs(s, k);
         }
-        if (llr)
-            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_llr.get(), d_llr.get(),
-                                               d_n_vec * nb * sizeof(float),
-                                               cudaMemcpyDeviceToHost, s));
-        else
-            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_bits.get(), d_bits.get(), d_n_vec * nb,
-                                               cudaMemcpyDeviceToHost, s));
-        if (dev_stats)
-            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_stats.get(), d_stats.get(),
-                                               d_n_vec * sizeof(vector_stats),
-                                               cudaMemcpyDeviceToHost, s));
+        copy_out(s, 0, d_n_vec);
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
-        const size_t n = d_n_vec * nb;
-        if (llr)
-            std::memcpy(llr, h_llr.get(), n * sizeof(float));
-        else
-            std::memcpy(bits, h_bits.get(), n);
-        if (dev_stats)
-            std::memcpy(stats, h_stats.get(), d_n_vec * sizeof(vector_stats));
+        unstage(0, d_n_vec);
         return;
     }
 
@@ -257,50 +299,19 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
         cudaStream_t s = d_streams[c % k_streams];
         const chunk k = make_chunk(c, dev_stats);
         // Staging this chunk on the CPU overlaps the GPU work of the previous ones.
-        float2* hH = h_H.get() + k.m0 * h_len;
-        float2* hy = h_y.get() + k.v0 * nr;
-        std::memcpy(hH, H + k.m0 * h_len, k.n_mat * h_len * sizeof(float2));
-        std::memcpy(hy, y + k.v0 * nr, k.n_vec * nr * sizeof(float2));
-        std::memcpy(h_nv.get() + k.m0, noise_var + k.m0, k.n_mat * sizeof(float));
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(const_cast<float2*>(k.H), hH,
-                                           k.n_mat * h_len * sizeof(float2),
-                                           cudaMemcpyHostToDevice, s));
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(const_cast<float2*>(k.y), hy,
-                                           k.n_vec * nr * sizeof(float2),
-                                           cudaMemcpyHostToDevice, s));
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(const_cast<float*>(k.noise_var),
-                                           h_nv.get() + k.m0, k.n_mat * sizeof(float),
-                                           cudaMemcpyHostToDevice, s));
+        stage(k.m0, k.n_mat, k.v0, k.n_vec);
+        copy_in(s, k.m0, k.n_mat, k.v0, k.n_vec);
         launch(s, k);
         if (d_soft && !llr)
             enqueue_signs(s, k);
-        if (llr)
-            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_llr.get() + k.v0 * nb, k.llr,
-                                               k.n_vec * nb * sizeof(float),
-                                               cudaMemcpyDeviceToHost, s));
-        else
-            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_bits.get() + k.v0 * nb,
-                                               d_bits.get() + k.v0 * nb,
-                                               k.n_vec * nb,
-                                               cudaMemcpyDeviceToHost,
-                                               s));
-        if (dev_stats)
-            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_stats.get() + k.v0, k.stats,
-                                               k.n_vec * sizeof(vector_stats),
-                                               cudaMemcpyDeviceToHost, s));
+        copy_out(s, k.v0, k.n_vec);
         MIMODET_CUDA_CHECK(cudaEventRecord(d_events[c], s));
     }
     // Chunks finish in order per stream; copying out chunk c overlaps later chunks.
     for (size_t c = 0; c < d_chunks.size(); ++c) {
         MIMODET_CUDA_CHECK(cudaEventSynchronize(d_events[c]));
         const chunk k = make_chunk(c, false);
-        const size_t n = k.n_vec * nb;
-        if (llr)
-            std::memcpy(llr + k.v0 * nb, h_llr.get() + k.v0 * nb, n * sizeof(float));
-        else
-            std::memcpy(bits + k.v0 * nb, h_bits.get() + k.v0 * nb, n);
-        if (dev_stats)
-            std::memcpy(stats + k.v0, h_stats.get() + k.v0, k.n_vec * sizeof(vector_stats));
+        unstage(k.v0, k.n_vec);
     }
 }
 

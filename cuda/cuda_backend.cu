@@ -17,6 +17,9 @@
 #include "psd_cuda.h"
 #include "sfsd_cuda.h"
 #include <cuda_runtime.h>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
 
 namespace gr {
 namespace mimodet {
@@ -35,6 +38,40 @@ int cuda_device_count()
 namespace core {
 
 bool cuda_built() { return true; }
+
+namespace {
+// host_alloc puts this header before the block: whether it is page-locked (cudaFreeHost)
+// or from malloc (no device, or the driver refused). 64 bytes keep the block aligned.
+constexpr size_t k_host_header = 64;
+constexpr uint32_t k_pinned = 0x50494e44u, k_plain = 0x504c4e20u;
+} // namespace
+
+void* host_alloc(size_t bytes)
+{
+    void* p = nullptr;
+    uint32_t kind = k_pinned;
+    if (cuda_device_count() == 0 ||
+        cudaHostAlloc(&p, bytes + k_host_header, cudaHostAllocPortable) != cudaSuccess) {
+        (void)cudaGetLastError();
+        kind = k_plain;
+        p = std::malloc(bytes + k_host_header);
+        if (!p)
+            throw std::bad_alloc();
+    }
+    *static_cast<uint32_t*>(p) = kind;
+    return static_cast<char*>(p) + k_host_header;
+}
+
+void host_free(void* q)
+{
+    if (!q)
+        return;
+    char* p = static_cast<char*>(q) - k_host_header;
+    if (*reinterpret_cast<uint32_t*>(p) == k_pinned)
+        (void)cudaFreeHost(p);
+    else
+        std::free(p);
+}
 
 detector::sptr make_cuda_detector(const detector_config& cfg)
 {

@@ -12,6 +12,7 @@
 #define INCLUDED_MIMODET_CORE_BACKEND_H
 
 #include <gnuradio/mimodet/detector.h>
+#include <cstddef>
 
 namespace gr {
 namespace mimodet {
@@ -22,6 +23,12 @@ bool cuda_built();
 //! A CUDA detector for cfg (already validated), or nullptr when the algorithm has no
 //! CUDA implementation.
 detector::sptr make_cuda_detector(const detector_config& cfg);
+
+//! Host memory for batches: page-locked where the CUDA backend is built and a device
+//! exists (the GPU pipeline then copies from and to it directly, without staging), else
+//! ordinary memory. Throws std::bad_alloc when none can be had.
+void* host_alloc(size_t bytes);
+void host_free(void* p);
 
 } // namespace core
 } // namespace mimodet

@@ -8,6 +8,8 @@
 // Built only when ENABLE_CUDA is OFF: the library then has no GPU backend.
 
 #include "backend.h"
+#include <cstdlib>
+#include <new>
 
 namespace gr {
 namespace mimodet {
@@ -17,6 +19,14 @@ int cuda_device_count() { return 0; }
 namespace core {
 bool cuda_built() { return false; }
 detector::sptr make_cuda_detector(const detector_config&) { return nullptr; }
+void* host_alloc(size_t bytes)
+{
+    void* p = std::malloc(bytes == 0 ? 1 : bytes);
+    if (!p)
+        throw std::bad_alloc();
+    return p;
+}
+void host_free(void* p) { std::free(p); }
 } // namespace core
 
 } // namespace mimodet

@@ -11,6 +11,7 @@
 #ifndef INCLUDED_MIMODET_CORE_SLOT_DETECTION_H
 #define INCLUDED_MIMODET_CORE_SLOT_DETECTION_H
 
+#include "host_memory.h"
 #include <gnuradio/mimodet/api.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/lte_grid.h>
@@ -143,17 +144,17 @@ private:
                        const T* batch,
                        T* out) const;
 
-    std::vector<float>& buffer(float*) { return d_llr; }
-    std::vector<uint8_t>& buffer(uint8_t*) { return d_bits; }
 
     lte_grid d_grid;
     int d_n_tx, d_n_rx, d_per_elem;
     detector::sptr d_det;
     std::vector<std::vector<group>> d_groups; //!< per slot
-    std::vector<cf> d_H, d_y;
-    std::vector<float> d_nv, d_llr;
-    std::vector<uint8_t> d_bits;
-    std::vector<vector_stats> d_stats;
+    // The batch (host_alloc memory: page-locked with a GPU, copied to the device
+    // without staging).
+    host_vector<cf> d_H, d_y;
+    host_vector<float> d_nv, d_llr;
+    host_vector<uint8_t> d_bits;
+    host_vector<vector_stats> d_stats;
     std::vector<batch_segment> d_segments;
 };
 

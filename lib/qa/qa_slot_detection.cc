@@ -9,6 +9,7 @@
 // (a noiseless slot through every detector gives back the transmitted bits), LLR signs,
 // and the rejection of unusable inputs.
 
+#include "host_memory.h"
 #include "slot_detection.h"
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
@@ -281,4 +282,19 @@ TEST(slot_detection, unusable_inputs_are_rejected)
     // Antenna counts must match the detector's.
     EXPECT_THROW(core::slot_detection(grid, 4, make_det("mmse", 2, 2, modulation::qpsk)),
                  std::invalid_argument);
+}
+
+TEST(slot_detection, host_memory_vectors_keep_their_values)
+{
+    // host_alloc memory (page-locked with a GPU, malloc without): grows, copies, frees.
+    core::host_vector<cf> v;
+    for (int i = 0; i < 100000; ++i)
+        v.push_back(cf(static_cast<float>(i), -static_cast<float>(i)));
+    core::host_vector<cf> w = v;
+    w.resize(300000, cf(1.0f, 2.0f));
+    for (int i = 0; i < 100000; ++i)
+        ASSERT_EQ(w[i], cf(static_cast<float>(i), -static_cast<float>(i)));
+    EXPECT_EQ(w[299999], cf(1.0f, 2.0f));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(w.data()) % alignof(cf), 0u);
+    core::host_free(nullptr); // a no-op
 }
