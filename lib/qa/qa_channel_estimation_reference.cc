@@ -572,5 +572,6 @@ TEST(channel_estimation_reference, threads_parameter)
     EXPECT_EQ(channel_estimator::make(1.4, 2, 2, 0, 3)->threads(), 3);
     const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     EXPECT_EQ(channel_estimator::make(1.4, 2, 2, 0)->threads(), std::min(hw, 4));
-    EXPECT_EQ(channel_estimator::make(20, 4, 8, 0)->threads(), std::min(hw, 32));
+    EXPECT_EQ(channel_estimator::make(20, 4, 8, 0)->threads(), std::min(hw, 4));
+    EXPECT_EQ(channel_estimator::make(20, 1, 2, 0)->threads(), std::min(hw, 2));
 }

@@ -62,7 +62,7 @@ public:
      * \param n_rx receive antennas (inputs): 1..8.
      * \param cell_id physical cell id 0..503 (CRS positions and values).
      * \param threads threads that estimate one slot together, 0..256; 0 (default):
-     * min(hardware threads, n_rx * n_tx). 1 runs in the scheduler's thread alone.
+     * min(hardware threads, n_rx * n_tx, 4). 1 runs in the scheduler's thread alone.
      *
      * Throws std::invalid_argument for any other value.
      */
