@@ -20,10 +20,10 @@ namespace {
 // enough that copies of one chunk overlap the kernels of another.
 constexpr size_t k_min_chunk_vectors = size_t(1) << 12;
 constexpr size_t k_max_chunk_vectors = size_t(1) << 16;
-// Up to this many vectors a call is one chunk per segment on one stream with one copy
-// each way: at this size (about two 20 MHz 4x4 slots) the API calls per chunk (copies,
-// event, wait: a few microseconds each) cost more than overlapping copies with kernels
-// saves (a slot's inputs are ~0.4 MB, ~20 us over PCIe).
+// Up to this many vectors a call is one chunk per segment with one copy each way (the
+// chunks' kernels spread over the streams): at this size (about two 20 MHz 4x4 slots)
+// the API calls per chunk (copies, event, wait: a few microseconds each) cost more than
+// overlapping copies with kernels saves (a slot's inputs are ~0.4 MB, ~20 us on PCIe).
 constexpr size_t k_single_copy_vectors = size_t(1) << 14;
 //! detect_bits on a soft detector: the LLR signs (LLR < 0 -> 1, as the CPU), on the
 //! device, so a quarter of the bytes cross PCIe and no host loop converts them.
@@ -70,11 +70,16 @@ cuda_batch_detector::cuda_batch_detector(const detector_config& cfg, bool soft)
             MIMODET_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
         for (auto& e : d_timing)
             MIMODET_CUDA_CHECK(cudaEventCreate(&e));
+        for (auto& e : d_fork_join)
+            MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     } catch (...) {
         for (auto& s : d_streams)
             if (s)
                 (void)cudaStreamDestroy(s);
         for (auto& e : d_timing)
+            if (e)
+                (void)cudaEventDestroy(e);
+        for (auto& e : d_fork_join)
             if (e)
                 (void)cudaEventDestroy(e);
         throw;
@@ -87,6 +92,8 @@ cuda_batch_detector::~cuda_batch_detector()
     for (cudaEvent_t e : d_events)
         (void)cudaEventDestroy(e);
     for (auto& e : d_timing)
+        (void)cudaEventDestroy(e);
+    for (auto& e : d_fork_join)
         (void)cudaEventDestroy(e);
     for (auto& s : d_streams)
         (void)cudaStreamDestroy(s);
@@ -278,19 +285,32 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
     };
 
     if (d_single_copy) {
-        // One stream: the whole call's inputs in one copy each, the chunks' kernels in
-        // order, the outputs in one copy, one wait.
-        cudaStream_t s = d_streams[0];
+        // The whole call's inputs in one copy each on stream 0; the chunks (one per
+        // segment: a slot's subcarrier groups) then run concurrently over the streams,
+        // since each alone is too small to fill the GPU; stream 0 joins them and copies
+        // the outputs back in one go; one wait.
+        cudaStream_t s0 = d_streams[0];
         stage(0, d_n_mat, 0, d_n_vec);
-        copy_in(s, 0, d_n_mat, 0, d_n_vec);
+        copy_in(s0, 0, d_n_mat, 0, d_n_vec);
+        const size_t used = std::min<size_t>(k_streams, d_chunks.size());
+        if (used > 1) {
+            MIMODET_CUDA_CHECK(cudaEventRecord(d_fork_join[0], s0));
+            for (size_t i = 1; i < used; ++i)
+                MIMODET_CUDA_CHECK(cudaStreamWaitEvent(d_streams[i], d_fork_join[0], 0));
+        }
         for (size_t c = 0; c < d_chunks.size(); ++c) {
+            cudaStream_t s = d_streams[c % k_streams];
             const chunk k = make_chunk(c, dev_stats);
             launch(s, k);
             if (d_soft && !llr)
                 enqueue_signs(s, k);
         }
-        copy_out(s, 0, d_n_vec);
-        MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
+        for (size_t i = 1; i < used; ++i) {
+            MIMODET_CUDA_CHECK(cudaEventRecord(d_fork_join[i], d_streams[i]));
+            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s0, d_fork_join[i], 0));
+        }
+        copy_out(s0, 0, d_n_vec);
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(s0));
         unstage(0, d_n_vec);
         return;
     }

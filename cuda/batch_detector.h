@@ -92,6 +92,8 @@ private:
     cudaStream_t d_streams[k_streams] = {};
     std::vector<cudaEvent_t> d_events; //!< one per chunk, reused across calls
     cudaEvent_t d_timing[2] = {};
+    //! Small calls: [0] inputs copied (the other streams wait for it), [i] stream i done.
+    cudaEvent_t d_fork_join[k_streams] = {};
 
     //! Where a chunk lies in the batch: matrices [m0, m0 + n_mat), vectors from v0.
     struct chunk_span {
