@@ -96,6 +96,7 @@ struct options {
     int threads = 0;
     double deadline_us = 0; // psd only
     int est_threads = 0;
+    int chunks = 1; // time domain: pieces per slot the source hands over
     int sorted_qr = -1;
     std::vector<int> psd_lvl, psd_exp;
     int cell_id = 1;
@@ -187,6 +188,10 @@ void usage()
            "  --threads N        CPU detector threads (default 0: all cores)\n"
            "  --est-threads N    channel estimator threads (default 0: the block's "
            "default)\n"
+           "  --chunks N         time domain: the source hands each slot over in N equal\n"
+           "                     pieces (a radio delivers packets; default 1: whole "
+           "slots);\n"
+           "                     a slot's entry time is its last piece's arrival\n"
            "  --deadline-us X    PSD real-time budget per slot in microseconds (default "
            "0:\n"
            "                     exact ML); the block then detects one slot per call\n"
@@ -256,6 +261,8 @@ options parse(int argc, char** argv)
             o.backends = split(next());
         else if (a == "--threads")
             o.threads = static_cast<int>(to_int(a, next()));
+        else if (a == "--chunks")
+            o.chunks = static_cast<int>(to_int(a, next()));
         else if (a == "--est-threads")
             o.est_threads = static_cast<int>(to_int(a, next()));
         else if (a == "--deadline-us")
@@ -386,11 +393,14 @@ class slot_replay : public gr::sync_block
 public:
     using sptr = std::shared_ptr<slot_replay>;
 
+    //! chunks: pieces per slot handed over one at a time (a radio delivers samples in
+    //! packets); items_per_slot % chunks == 0.
     slot_replay(std::shared_ptr<const std::vector<std::vector<gr_complex>>> data,
                 int n_slots,
                 int items_per_slot,
                 int vlen,
                 double rate,
+                int chunks,
                 shared_state& st)
         : gr::sync_block("slot_replay",
                          gr::io_signature::make(0, 0, 0),
@@ -398,10 +408,14 @@ public:
                                                 static_cast<int>(data->size()),
                                                 sizeof(gr_complex) * vlen)),
           d_data(std::move(data)), d_n_slots(n_slots), d_per_slot(items_per_slot),
-          d_vlen(vlen), d_period_ns(rate > 0 ? 1e9 / rate : 0), d_st(st),
-          d_key(pmt::mp("slot")), d_src(pmt::mp("slot_replay"))
+          d_vlen(vlen), d_chunks(chunks), d_per_chunk(items_per_slot / chunks),
+          d_period_ns(rate > 0 ? 1e9 / rate : 0), d_st(st), d_key(pmt::mp("slot")),
+          d_src(pmt::mp("slot_replay"))
     {
-        set_output_multiple(d_per_slot); // whole slots per call
+        if (chunks < 1 || items_per_slot % chunks != 0)
+            throw std::invalid_argument("--chunks must divide the items of a slot (" +
+                                        std::to_string(items_per_slot) + ")");
+        set_output_multiple(d_per_chunk); // whole chunks per call
         set_tag_propagation_policy(TPP_DONT);
     }
 
@@ -411,12 +425,13 @@ public:
     {
         if (d_st.stop.load())
             return WORK_DONE;
-        int n = noutput_items / d_per_slot;
-        const uint64_t k0 = d_st.emitted.load();
+        int n = noutput_items / d_per_chunk;
+        const uint64_t c0 = d_chunk; // chunks handed over so far
+        const double chunk_ns = d_period_ns / d_chunks;
         if (d_period_ns > 0) {
             if (d_t0 < 0)
                 d_t0 = shared_state::now_ns();
-            // The slots whose arrival time has come; else sleep here until the next one
+            // The chunks whose arrival time has come; else sleep here until the next one
             // is due, in steps of at most 1 ms that check the stop flag. (Returning 0
             // instead would be wrong: GNU Radio's thread-per-block scheduler then parks a
             // source in its blocked-on-input wait, up to 250 ms, until a neighbour
@@ -424,13 +439,13 @@ public:
             for (;;) {
                 const int64_t now = shared_state::now_ns();
                 const int64_t due =
-                    static_cast<int64_t>(std::floor((now - d_t0) / d_period_ns)) + 1 -
-                    static_cast<int64_t>(k0);
+                    static_cast<int64_t>(std::floor((now - d_t0) / chunk_ns)) + 1 -
+                    static_cast<int64_t>(c0);
                 if (due > 0) {
                     n = static_cast<int>(std::min<int64_t>(n, due));
                     break;
                 }
-                const int64_t next = d_t0 + static_cast<int64_t>(k0 * d_period_ns);
+                const int64_t next = d_t0 + static_cast<int64_t>(c0 * chunk_ns);
                 const int64_t wait = std::min<int64_t>(next - now, 1000000);
                 std::this_thread::sleep_for(
                     std::chrono::nanoseconds(std::max<int64_t>(wait, 1000)));
@@ -438,39 +453,44 @@ public:
                     return WORK_DONE;
             }
         }
+        const size_t chunk_len = static_cast<size_t>(d_per_chunk) * d_vlen;
         const size_t slot_len = static_cast<size_t>(d_per_slot) * d_vlen;
-        for (int j = 0; j < n; ++j) {
-            const uint64_t k = k0 + j;
-            const size_t src = static_cast<size_t>(k % d_n_slots) * slot_len;
-            for (size_t a = 0; a < d_data->size(); ++a) {
-                auto* out = static_cast<gr_complex*>(output_items[a]) + j * slot_len;
-                std::memcpy(
-                    out, (*d_data)[a].data() + src, slot_len * sizeof(gr_complex));
-                add_item_tag(static_cast<unsigned>(a),
-                             nitems_written(a) + static_cast<uint64_t>(j) * d_per_slot,
-                             d_key,
-                             pmt::from_long(static_cast<long>(k % 20)),
-                             d_src);
-            }
-        }
-        // Entry time: the moment the slots become available downstream (when paced: their
-        // scheduled arrival, so that backlog counts as latency).
         const int64_t now = shared_state::now_ns();
         for (int j = 0; j < n; ++j) {
-            const uint64_t k = k0 + j;
-            const int64_t t =
-                d_period_ns > 0 ? d_t0 + static_cast<int64_t>(k * d_period_ns) : now;
-            d_st.stamp[k % shared_state::cap].store(t);
+            const uint64_t q = c0 + j;
+            const uint64_t k = q / d_chunks; // slot
+            const uint64_t part = q % d_chunks;
+            const size_t src = static_cast<size_t>(k % d_n_slots) * slot_len + part * chunk_len;
+            for (size_t a = 0; a < d_data->size(); ++a) {
+                auto* out = static_cast<gr_complex*>(output_items[a]) + j * chunk_len;
+                std::memcpy(
+                    out, (*d_data)[a].data() + src, chunk_len * sizeof(gr_complex));
+                if (part == 0)
+                    add_item_tag(static_cast<unsigned>(a),
+                                 nitems_written(a) + static_cast<uint64_t>(j) * d_per_chunk,
+                                 d_key,
+                                 pmt::from_long(static_cast<long>(k % 20)),
+                                 d_src);
+            }
+            if (part + 1 == static_cast<uint64_t>(d_chunks)) {
+                // Entry time: the moment the slot's last chunk is available downstream
+                // (when paced: its scheduled arrival, so that backlog counts as latency).
+                const int64_t t = d_period_ns > 0 ? d_t0 + static_cast<int64_t>(q * chunk_ns)
+                                                  : now;
+                d_st.stamp[k % shared_state::cap].store(t);
+                d_st.emitted.store(k + 1);
+            }
         }
-        d_st.emitted.store(k0 + n);
-        return n * d_per_slot;
+        d_chunk = c0 + n;
+        return n * d_per_chunk;
     }
 
 private:
     std::shared_ptr<const std::vector<std::vector<gr_complex>>> d_data;
-    int d_n_slots, d_per_slot, d_vlen;
+    int d_n_slots, d_per_slot, d_vlen, d_chunks, d_per_chunk;
     double d_period_ns;
     int64_t d_t0 = -1;
+    uint64_t d_chunk = 0;
     shared_state& d_st;
     pmt::pmt_t d_key, d_src;
 };
@@ -859,7 +879,7 @@ run_result run_one(const options& o,
     shared_state st;
     auto tb = gr::make_top_block("mimodet_flowgraph_bench");
     auto src = std::make_shared<slot_replay>(
-        tx.rx, tx.n_slots, tx.items_per_slot, tx.vlen, rate, st);
+        tx.rx, tx.n_slots, tx.items_per_slot, tx.vlen, rate, freq ? 1 : o.chunks, st);
     auto est = channel_estimator::make(o.bandwidth, nt, nr, o.cell_id, o.est_threads);
     auto meter =
         std::make_shared<slot_meter>(soft, items, tx.bits, tx.slot_start, tx.n_slots, st);
@@ -985,7 +1005,7 @@ int main(int argc, char** argv)
                "latency_p50_ms,latency_p99_ms,latency_max_ms,ber,bad_slots,est_bad_slots,"
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
-               "slots,error\n";
+               "slots,chunks,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1000,13 +1020,15 @@ int main(int argc, char** argv)
 
     std::printf("# mimodet_flowgraph_bench: %g MHz, channel %s, %d replayed slots, CPU "
                 "detector threads %d (0: all), window %g s after %g s warm-up; latency = "
-                "receiver input -> detector output\n",
+                "receiver input -> detector output; time-domain source pieces per slot "
+                "%d\n",
                 o.bandwidth,
                 o.channel.c_str(),
                 o.slots,
                 o.threads,
                 o.seconds,
-                o.warmup);
+                o.warmup,
+                o.chunks);
     std::printf("%-5s %-4s %-4s %-5s %-5s %-4s %5s %6s %9s %6s %9s %8s %8s %8s %9s %4s "
                 "%4s %-6s %s\n",
                 "det",
@@ -1163,7 +1185,9 @@ int main(int argc, char** argv)
                                         << ',' << busy_of("det") << ',' << busy_of("sink")
                                         << ',' << r.bottleneck << ','
                                         << (alg == "psd" ? o.deadline_us : 0.0) << ','
-                                        << r.truncated << ',' << err << '\n';
+                                        << r.truncated << ','
+                                        << (dom == "time" ? o.chunks : 1) << ',' << err
+                                        << '\n';
                                     csv.flush();
                                 }
                             }
