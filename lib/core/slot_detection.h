@@ -31,8 +31,9 @@ namespace core {
  *
  * The batch API shares one H among n_sym vectors, so the subcarriers of a slot are
  * grouped by their number of data symbols (7 on most, fewer on CRS and PSS/SSS
- * subcarriers): one detect call per group with H[n_mat][n_rx][n_tx] (the subcarriers'
- * channels) and y[n_mat][n_sym][n_rx] (their data symbols in increasing l). Output value
+ * subcarriers): one batch_segment per group with H[n_mat][n_rx][n_tx] (the subcarriers'
+ * channels) and y[n_mat][n_sym][n_rx] (their data symbols in increasing l), every group
+ * of every slot of a call in ONE segmented detect call. Output value
  * block j of the slot (n_tx * q values) belongs to element j of
  * lte_grid::data_elements(ns).
  *
