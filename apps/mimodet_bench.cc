@@ -16,6 +16,7 @@
 // of one-slot calls (p50, p99, max, host transfers included) and how many LTE 20 MHz 4x4
 // carriers (1200 x 14000 = 16.8 M vectors/s) the measured rate with transfers sustains.
 
+#include "bench_cli.h"
 #include "psd_params.h"
 #include <algorithm>
 #include <chrono>
@@ -33,6 +34,8 @@
 using namespace gr::mimodet;
 
 namespace {
+
+using bench_cli::split;
 
 struct options {
     std::vector<std::string> detectors = { "zf", "mmse", "fsd", "sfsd", "mtt", "psd" };
@@ -57,17 +60,6 @@ struct options {
 
 // LTE 20 MHz: 1200 subcarriers x 14 symbols per 1 ms subframe.
 constexpr double k_lte20_vectors_per_s = 1200.0 * 14000.0;
-
-std::vector<std::string> split(const std::string& s)
-{
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty())
-            out.push_back(item);
-    return out;
-}
 
 template <typename T>
 std::vector<T> split_num(const std::string& s)

@@ -17,6 +17,7 @@
 // H and noise_var of every thread count are checked against one thread's, bit for bit.
 
 #include "channel_estimation.h"
+#include "bench_cli.h"
 #include <gnuradio/mimodet/lte_grid.h>
 #include <algorithm>
 #include <chrono>
@@ -63,16 +64,6 @@ void usage()
         "  --csv FILE        also write the rows as CSV\n");
 }
 
-std::vector<std::string> split(const std::string& s)
-{
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty())
-            out.push_back(item);
-    return out;
-}
-
 options parse(int argc, char** argv)
 {
     options o;
@@ -87,19 +78,13 @@ options parse(int argc, char** argv)
         const std::string v = argv[++i];
         if (a == "--bandwidth") {
             o.bandwidths.clear();
-            for (const auto& x : split(v))
+            for (const auto& x : bench_cli::split(v))
                 o.bandwidths.push_back(std::stod(x));
         } else if (a == "--config") {
-            o.configs.clear();
-            for (const auto& x : split(v)) {
-                const auto p = x.find('x');
-                if (p == std::string::npos)
-                    throw std::invalid_argument("--config: NTXxNRX, got " + x);
-                o.configs.emplace_back(std::stoi(x.substr(0, p)), std::stoi(x.substr(p + 1)));
-            }
+            o.configs = bench_cli::parse_configs(v);
         } else if (a == "--threads") {
             o.threads.clear();
-            for (const auto& x : split(v))
+            for (const auto& x : bench_cli::split(v))
                 o.threads.push_back(std::stoi(x));
         } else if (a == "--snr")
             o.snr_db = std::stod(v);

@@ -32,6 +32,7 @@
 // slot out). GNU Radio's performance counters give each block's busy fraction in the
 // same window (work() time / wall time): the block near 100 % is the bottleneck.
 
+#include "bench_cli.h"
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -73,6 +74,12 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
+using bench_cli::check_in;
+using bench_cli::split;
+using bench_cli::split_map;
+using bench_cli::to_double;
+using bench_cli::to_int;
+
 // ------------------------------------------------------------------------------------
 // Options
 
@@ -108,65 +115,6 @@ struct options {
 };
 
 constexpr double k_realtime_slots_per_s = 2000; // LTE: one slot per 0.5 ms
-
-std::vector<std::string> split(const std::string& s)
-{
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty())
-            out.push_back(item);
-    return out;
-}
-
-double to_double(const std::string& opt, const std::string& v)
-{
-    size_t pos = 0;
-    double x;
-    try {
-        x = std::stod(v, &pos);
-    } catch (const std::exception&) {
-        throw std::invalid_argument(opt + ": '" + v + "' is not a number");
-    }
-    if (pos != v.size() || !std::isfinite(x))
-        throw std::invalid_argument(opt + ": '" + v + "' is not a finite number");
-    return x;
-}
-
-long to_int(const std::string& opt, const std::string& v)
-{
-    const double x = to_double(opt, v);
-    if (x != std::floor(x) || std::fabs(x) > 2e9)
-        throw std::invalid_argument(opt + ": '" + v + "' is not an integer");
-    return static_cast<long>(x);
-}
-
-template <typename F>
-auto split_map(const std::string& opt, const std::string& s, F f)
-{
-    std::vector<decltype(f(opt, s))> out;
-    for (const auto& x : split(s))
-        out.push_back(f(opt, x));
-    if (out.empty())
-        throw std::invalid_argument(opt + ": empty list");
-    return out;
-}
-
-void check_in(const std::string& opt,
-              const std::vector<std::string>& values,
-              const std::vector<std::string>& allowed)
-{
-    if (values.empty())
-        throw std::invalid_argument(opt + ": empty list");
-    for (const auto& v : values)
-        if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
-            std::string a;
-            for (const auto& x : allowed)
-                a += (a.empty() ? "" : ", ") + x;
-            throw std::invalid_argument(opt + ": '" + v + "' is not one of " + a);
-        }
-}
 
 void usage()
 {

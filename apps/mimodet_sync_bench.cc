@@ -29,6 +29,7 @@
 #include "lte_sync.h"
 #include "fading.h"
 #include "slot_mapper.h"
+#include "bench_cli.h"
 #include <gnuradio/mimodet/lte_grid.h>
 #include <unsupported/Eigen/FFT>
 #include <algorithm>
@@ -85,16 +86,6 @@ void usage()
         "  --dump FILE       write every slot's decisions and a checksum of its samples\n");
 }
 
-std::vector<std::string> split(const std::string& s)
-{
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty())
-            out.push_back(item);
-    return out;
-}
-
 options parse(int argc, char** argv)
 {
     options o;
@@ -109,16 +100,10 @@ options parse(int argc, char** argv)
         const std::string v = argv[++i];
         if (a == "--bandwidth") {
             o.bandwidths.clear();
-            for (const auto& x : split(v))
+            for (const auto& x : bench_cli::split(v))
                 o.bandwidths.push_back(std::stod(x));
         } else if (a == "--config") {
-            o.configs.clear();
-            for (const auto& x : split(v)) {
-                const auto p = x.find('x');
-                if (p == std::string::npos)
-                    throw std::invalid_argument("--config: NTXxNRX, got " + x);
-                o.configs.emplace_back(std::stoi(x.substr(0, p)), std::stoi(x.substr(p + 1)));
-            }
+            o.configs = bench_cli::parse_configs(v);
         } else if (a == "--channel")
             o.channel = v;
         else if (a == "--snr")
