@@ -17,7 +17,7 @@
 #include "psd_params.h"
 #include "qr.h"
 #include "qa_common.h"
-#include "qa_sic_reference.h"
+#include "qa_psd_deadline_common.h"
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <chrono>
@@ -31,7 +31,6 @@ using namespace gr::mimodet;
 
 namespace {
 
-using clk = std::chrono::steady_clock;
 
 #define SKIP_WITHOUT_GPU()                                                               \
     do {                                                                                 \
@@ -61,31 +60,8 @@ detector::sptr make_psd(const qa::batch& b,
     return qa::make("psd", b.n_tx, b.n_rx, b.mod, c);
 }
 
-struct result {
-    std::vector<uint8_t> bits;
-    std::vector<vector_stats> stats;
-    double seconds = 0;
-    size_t truncated = 0;
-};
-
-result run(detector& d, const qa::batch& b)
-{
-    result r;
-    r.bits.assign(b.bits.size(), 0xff); // a vector left unwritten fails the checks
-    r.stats.assign(static_cast<size_t>(b.n_mat) * b.n_sym, vector_stats{});
-    const auto t0 = clk::now();
-    d.detect_bits(b.H.data(),
-                  b.y.data(),
-                  b.n_mat,
-                  b.n_sym,
-                  b.noise_var.data(),
-                  r.bits.data(),
-                  r.stats.data());
-    r.seconds = std::chrono::duration<double>(clk::now() - t0).count();
-    for (const auto& s : r.stats)
-        r.truncated += s.truncated;
-    return r;
-}
+using qa::run_with_stats;
+using result = qa::deadline_result;
 
 /*!
  * The CUDA PSD's sorted QR, re-written here: qr_sorted's algorithm (modified Gram-Schmidt,
@@ -153,7 +129,7 @@ core::qr_result<core::MatR> gpu_sorted_qr(const core::MatR& Hr)
 
 enum class qr_kind { plain, cpu_sorted, gpu_sorted };
 
-//! The shared SIC reference (qa_sic_reference.h) with the QR of kind.
+//! The shared SIC reference (qa_psd_deadline_common.h) with the QR of kind.
 std::vector<uint8_t> reference_sic(const qa::batch& b, qr_kind kind)
 {
     return qa::reference_sic(b, [kind](const core::MatR& h) {
@@ -220,12 +196,12 @@ TEST(gpu_psd_deadline, none_is_exact)
         const kernel_variant kv(variant);
         auto exact = make_psd(b, "cuda", 0.0);
         ASSERT_EQ(exact->backend(), "cuda");
-        const result r = run(*exact, b);
+        const result r = run_with_stats(*exact, b);
         EXPECT_EQ(qa::count_non_ml(b, r.bits, ml_bits), 0) << variant;
         EXPECT_EQ(r.truncated, 0u) << variant;
         // A budget that never runs out reads the timer but changes nothing.
         auto loose = make_psd(b, "cuda", 1e8);
-        const result l = run(*loose, b);
+        const result l = run_with_stats(*loose, b);
         EXPECT_EQ(l.bits, r.bits) << variant;
         EXPECT_EQ(l.truncated, 0u) << variant;
         for (size_t v = 0; v < l.stats.size(); ++v)
@@ -243,13 +219,13 @@ TEST(gpu_psd_deadline, tiny_budget_truncates_and_stays_bounded)
     for (const char* variant : { "warp", "block" }) {
         const kernel_variant kv(variant);
         auto exact_det = make_psd(b, "cuda", 0.0);
-        (void)run(*exact_det, b); // warm-up: module load, buffers
-        const result exact = run(*exact_det, b);
+        (void)run_with_stats(*exact_det, b); // warm-up: module load, buffers
+        const result exact = run_with_stats(*exact_det, b);
         ASSERT_EQ(exact.truncated, 0u) << variant;
 
         auto tiny_det = make_psd(b, "cuda", 1.0);
-        (void)run(*tiny_det, b);
-        const result tiny = run(*tiny_det, b);
+        (void)run_with_stats(*tiny_det, b);
+        const result tiny = run_with_stats(*tiny_det, b);
         const size_t tiny_sic =
             expect_prefix_of_exact(b, tiny, exact, std::string(variant) + " 1 us", { &sic });
         EXPECT_GT(tiny.truncated, 0u) << variant;
@@ -261,8 +237,8 @@ TEST(gpu_psd_deadline, tiny_budget_truncates_and_stays_bounded)
         // plus the remaining first descents (no more than the 1 us call), plus the copies.
         const double budget_s = exact.seconds / 4;
         auto mid_det = make_psd(b, "cuda", budget_s * 1e6);
-        (void)run(*mid_det, b);
-        const result mid = run(*mid_det, b);
+        (void)run_with_stats(*mid_det, b);
+        const result mid = run_with_stats(*mid_det, b);
         expect_prefix_of_exact(b, mid, exact, std::string(variant) + " mid", { &sic });
         EXPECT_LE(mid.seconds, 1.5 * budget_s + 2 * tiny.seconds + 0.005)
             << variant << ": exact " << exact.seconds << " s, 1 us budget " << tiny.seconds;
@@ -300,7 +276,7 @@ TEST(gpu_psd_deadline, sic_fallback_matches_cpu)
             const auto b = qa::make_batch(4, 4, y.mod, 1200, 7, y.snr_lo, y.snr_hi, 53);
             const auto cpu_ref = reference_sic(b, sorted ? qr_kind::cpu_sorted : qr_kind::plain);
             auto cpu_det = make_psd(b, "cpu", 1e-3, sorted);
-            const result cpu = run(*cpu_det, b);
+            const result cpu = run_with_stats(*cpu_det, b);
             const size_t cpu_sic = expect_prefix_of_exact(b, cpu, cpu, "cpu", { &cpu_ref });
             ASSERT_EQ(cpu_sic, cpu.stats.size()) << "the CPU started a search after 1 ns";
             const auto gpu_ref = sorted ? reference_sic(b, qr_kind::gpu_sorted) : cpu_ref;
@@ -310,11 +286,11 @@ TEST(gpu_psd_deadline, sic_fallback_matches_cpu)
                                          std::to_string(int(y.mod)) +
                                          (sorted ? " sorted QR" : " plain QR");
                 auto exact_det = make_psd(b, "cuda", 0.0, sorted);
-                const result exact = run(*exact_det, b);
+                const result exact = run_with_stats(*exact_det, b);
                 ASSERT_EQ(exact.truncated, 0u) << what;
                 auto det = make_psd(b, "cuda", 1e-3, sorted);
-                (void)run(*det, b);
-                const result cut = run(*det, b);
+                (void)run_with_stats(*det, b);
+                const result cut = run_with_stats(*det, b);
                 std::vector<const std::vector<uint8_t>*> refs = { &gpu_ref };
                 if (!sorted)
                     refs.push_back(&cpu.bits);

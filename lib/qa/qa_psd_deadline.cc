@@ -16,7 +16,7 @@
 #include "psd_params.h"
 #include "qr.h"
 #include "qa_common.h"
-#include "qa_sic_reference.h"
+#include "qa_psd_deadline_common.h"
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <chrono>
@@ -31,7 +31,6 @@ using namespace gr::mimodet;
 
 namespace {
 
-using clk = std::chrono::steady_clock;
 
 detector::sptr make_psd(const qa::batch& b,
                         double deadline_us,
@@ -53,31 +52,8 @@ detector::sptr make_psd(const qa::batch& b,
     return qa::make("psd", b.n_tx, b.n_rx, b.mod, c);
 }
 
-struct result {
-    std::vector<uint8_t> bits;
-    std::vector<vector_stats> stats;
-    double seconds = 0;
-    size_t truncated = 0;
-};
-
-result run(detector& d, const qa::batch& b)
-{
-    result r;
-    r.bits.assign(b.bits.size(), 0xff); // 0xff: a vector left unwritten fails the checks
-    r.stats.resize(static_cast<size_t>(b.n_mat) * b.n_sym);
-    const auto t0 = clk::now();
-    d.detect_bits(b.H.data(),
-                  b.y.data(),
-                  b.n_mat,
-                  b.n_sym,
-                  b.noise_var.data(),
-                  r.bits.data(),
-                  r.stats.data());
-    r.seconds = std::chrono::duration<double>(clk::now() - t0).count();
-    for (const auto& s : r.stats)
-        r.truncated += s.truncated;
-    return r;
-}
+using qa::run_with_stats;
+using result = qa::deadline_result;
 
 /*!
  * With a deadline: every vector has valid bits and a flag of 0 or 1; an unflagged one
@@ -158,12 +134,12 @@ TEST(psd_deadline, none_is_exact_ml)
     const auto ml_bits = qa::run_bits(*ml, b);
     for (bool df : { false, true }) {
         auto exact = make_psd(b, 0.0, df, 1);
-        const result r = run(*exact, b);
+        const result r = run_with_stats(*exact, b);
         EXPECT_EQ(qa::count_non_ml(b, r.bits, ml_bits), 0) << (df ? "depth-first" : "generic");
         EXPECT_EQ(r.truncated, 0u);
         // A budget that never runs out reads the clock but changes nothing.
         auto loose = make_psd(b, 1e8, df, 2);
-        const result l = run(*loose, b);
+        const result l = run_with_stats(*loose, b);
         EXPECT_EQ(l.bits, r.bits);
         EXPECT_EQ(l.truncated, 0u);
         for (size_t v = 0; v < l.stats.size(); ++v)
@@ -180,14 +156,14 @@ TEST(psd_deadline, tiny_budget_truncates_and_stays_valid)
             const std::string what = std::string(df ? "depth-first" : "generic") + ", " +
                                      std::to_string(threads) + " threads";
             auto exact_det = make_psd(b, 0.0, df, threads);
-            const result exact = run(*exact_det, b);
+            const result exact = run_with_stats(*exact_det, b);
             ASSERT_EQ(exact.truncated, 0u) << what;
 
             // 1 us: spent during the first vectors (or before); all later vectors take
             // the SIC fallback, flagged (so, unlike a stop after the first descent,
             // even the easy ones: nothing certifies the SIC point as ML).
             auto tiny_det = make_psd(b, 1.0, df, threads);
-            const result tiny = run(*tiny_det, b);
+            const result tiny = run_with_stats(*tiny_det, b);
             const auto sic = qa::reference_sic(b, [](const core::MatR& h) { return core::qr_householder(h); });
             const size_t tiny_sic = expect_prefix_of_exact(b, tiny, exact, &sic);
             EXPECT_GT(tiny.truncated, 0u) << what;
@@ -198,7 +174,7 @@ TEST(psd_deadline, tiny_budget_truncates_and_stays_valid)
             // Generous factors: the build machine is shared.
             const double budget_s = std::max(0.002, exact.seconds / 4);
             auto mid_det = make_psd(b, budget_s * 1e6, df, threads);
-            const result mid = run(*mid_det, b);
+            const result mid = run_with_stats(*mid_det, b);
             expect_prefix_of_exact(b, mid, exact, &sic);
             EXPECT_LE(mid.seconds, 2 * budget_s + 4 * tiny.seconds + 0.05)
                 << what << ": exact " << exact.seconds << " s, 1 us budget " << tiny.seconds
@@ -224,14 +200,14 @@ TEST(psd_deadline, every_call_gets_its_own_budget)
     const auto hard = qa::make_batch(4, 4, modulation::qam64, 300, 7, 6.0, 6.0, 5);
     const auto small = qa::make_batch(4, 4, modulation::qam64, 2, 7, 6.0, 6.0, 6);
     auto exact_det = make_psd(hard, 0.0, false, 1);
-    const result exact_hard = run(*exact_det, hard);
-    const result exact_small = run(*exact_det, small);
+    const result exact_hard = run_with_stats(*exact_det, hard);
+    const result exact_small = run_with_stats(*exact_det, small);
     // A budget the hard call overruns and the small one (14 vectors) does not.
     const double budget_s = exact_hard.seconds / 4;
     ASSERT_GT(budget_s, 20 * exact_small.seconds) << "the cases are not hard enough here";
     auto det = make_psd(hard, budget_s * 1e6, false, 1);
-    EXPECT_GT(run(*det, hard).truncated, 0u);
-    const result again = run(*det, small);
+    EXPECT_GT(run_with_stats(*det, hard).truncated, 0u);
+    const result again = run_with_stats(*det, small);
     EXPECT_EQ(again.truncated, 0u);
     expect_prefix_of_exact(small, again, exact_small);
 }
@@ -259,10 +235,10 @@ TEST(psd_deadline, sic_fallback_after_expiry)
                                              (sorted ? " sorted QR" : " plain QR") + ", " +
                                              std::to_string(threads) + " threads";
                     auto exact_det = make_psd(b, 0.0, df, threads, "cpu", sorted);
-                    const result exact = run(*exact_det, b);
+                    const result exact = run_with_stats(*exact_det, b);
                     ASSERT_EQ(exact.truncated, 0u) << what;
                     auto det = make_psd(b, 1e-3, df, threads, "cpu", sorted);
-                    const result cut = run(*det, b);
+                    const result cut = run_with_stats(*det, b);
                     const size_t n_sic = expect_prefix_of_exact(b, cut, exact, &sic);
                     ASSERT_FALSE(::testing::Test::HasFailure()) << what;
                     EXPECT_GE(n_sic, cut.stats.size() * 9 / 10) << what;

@@ -5,18 +5,47 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// The PSD deadline tests' independent SIC (Babai) reference (qa_psd_deadline.cc on the
-// CPU, qa_gpu_psd_deadline.cc on the GPU).
+// Shared by the PSD deadline tests (qa_psd_deadline.cc on the CPU, qa_gpu_psd_deadline.cc
+// on the GPU): a timed run with per-vector stats, and the independent SIC (Babai)
+// reference.
 
-#ifndef INCLUDED_MIMODET_QA_SIC_REFERENCE_H
-#define INCLUDED_MIMODET_QA_SIC_REFERENCE_H
+#ifndef INCLUDED_MIMODET_QA_PSD_DEADLINE_COMMON_H
+#define INCLUDED_MIMODET_QA_PSD_DEADLINE_COMMON_H
 
 #include "qa_common.h"
 #include "qr.h"
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
 namespace qa {
+
+//! One detect_bits call: bits, per-vector stats, wall time, truncated vectors.
+struct deadline_result {
+    std::vector<uint8_t> bits;
+    std::vector<gr::mimodet::vector_stats> stats;
+    double seconds = 0;
+    size_t truncated = 0;
+};
+
+inline deadline_result run_with_stats(gr::mimodet::detector& d, const batch& b)
+{
+    deadline_result r;
+    r.bits.assign(b.bits.size(), 0xff); // 0xff: a vector left unwritten fails the checks
+    r.stats.assign(static_cast<size_t>(b.n_mat) * b.n_sym, gr::mimodet::vector_stats{});
+    const auto t0 = std::chrono::steady_clock::now();
+    d.detect_bits(b.H.data(),
+                  b.y.data(),
+                  b.n_mat,
+                  b.n_sym,
+                  b.noise_var.data(),
+                  r.bits.data(),
+                  r.stats.data());
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const auto& s : r.stats)
+        r.truncated += s.truncated;
+    return r;
+}
 
 /*!
  * SIC with the QR qr_of(Hr) (a core::qr_result of the real model Hr): for each real
