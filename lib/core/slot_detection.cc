@@ -240,11 +240,11 @@ void slot_detection::detect_bits(int ns,
                                  uint8_t* out,
                                  size_t* truncated)
 {
-    const std::string why = check(ns, grids, H, noise_var);
-    if (!why.empty())
-        throw std::invalid_argument("mimodet: slot " + std::to_string(ns) + ": " + why);
     std::vector<size_t> t;
-    detect_bits({ slot_input{ ns, grids, H, noise_var } }, out, truncated ? &t : nullptr);
+    const auto why =
+        detect_bits({ slot_input{ ns, grids, H, noise_var } }, out, truncated ? &t : nullptr);
+    if (!why[0].empty())
+        throw std::invalid_argument("mimodet: slot " + std::to_string(ns) + ": " + why[0]);
     if (truncated)
         *truncated = t[0];
 }
@@ -252,13 +252,9 @@ void slot_detection::detect_bits(int ns,
 void slot_detection::detect_llr(
     int ns, const cf* const* grids, const cf* H, float noise_var, float* out)
 {
-    if (!d_det->soft())
-        throw std::logic_error("mimodet: detector '" + d_det->config().algorithm +
-                               "' gives hard bits only");
-    const std::string why = check(ns, grids, H, noise_var);
-    if (!why.empty())
-        throw std::invalid_argument("mimodet: slot " + std::to_string(ns) + ": " + why);
-    detect_llr({ slot_input{ ns, grids, H, noise_var } }, out);
+    const auto why = detect_llr({ slot_input{ ns, grids, H, noise_var } }, out);
+    if (!why[0].empty())
+        throw std::invalid_argument("mimodet: slot " + std::to_string(ns) + ": " + why[0]);
 }
 
 } // namespace core

@@ -93,7 +93,8 @@ public:
     /*!
      * Detects slot ns: grids[r] (7 * n_sc each), H[(k * n_rx + r) * n_tx + t], the slot's
      * noise_var. Writes values_per_slot(ns) bits (hard, or the LLR signs of a soft
-     * detector). Throws std::invalid_argument for unusable inputs (see check()).
+     * detector). Throws std::invalid_argument for unusable inputs (see check(); the
+     * output is then zeros where ns is valid).
      * With `truncated` non-null it also counts the slot's vectors whose search a PSD
      * deadline cut short (vector_stats::truncated) into *truncated.
      */
