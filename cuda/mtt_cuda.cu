@@ -5,22 +5,26 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// CUDA multi-pass trellis traversal (journal paper, GPU section): the (sorted) QR runs
-// once per channel matrix (one thread per matrix, qr_device.cuh), then every received
-// vector gets Q = 2^q threads, one per trellis vertex, and a block holds several
-// vectors (QPSK: 8 per warp, 16QAM: 2 per warp, 64QAM: one vector of two warps).
+// CUDA multi-pass trellis traversal (journal paper, GPU section): the (sorted) QR and
+// 1/R(p,p) run once per channel matrix (one thread per matrix, qr_device.cuh), then
+// every received vector gets Q = 2^q threads, one per trellis vertex, and a block holds
+// several vectors (256 threads: 64 QPSK, 16 16QAM or 4 64QAM vectors).
 //
 // Per stage t (position p = n_tx-1-t of R), thread v is
-//   - path v of the reduced survivors: it computes the Q weights of its outgoing edges
-//     into position p-1 (one row of the Q x Q matrix in shared memory) and takes their
-//     minimum: the first extension of candidate list L_t;
-//   - vertex v of stage t+1: after a barrier it takes the minimum of column v (the edge
-//     reduction) and builds its survivor's residual from the winning path's residual,
-//     which that path's thread left in shared memory.
-// So the Q^2 weights between two stages are computed once and serve both the reduction
-// and the extension. The remaining extensions of L_t are thread-local (each path picks
-// its best edge). The list metrics go to shared memory, and q threads of the vector
-// take the per-bit minima and write the antenna's LLRs at its transmit index.
+//   - path v of the reduced survivors: it leaves its metric and residual in shared
+//     memory, then extends its path to the last stage with one slicer decision per
+//     position (the best outgoing edge, Eqs. 10-11): its path of candidate list L_t;
+//   - vertex v of stage t+1: after a barrier it evaluates the Q edges into it from the
+//     survivors' metrics and residuals (the edge reduction, Eq. 9) and builds its new
+//     survivor's residual from the winning path's.
+// The list metrics go to shared memory; 2q columns (bit, hypothesis) of them are
+// scanned in pieces by up to M threads and reduced with warp shuffles into the per-bit
+// minima, from which the antenna's LLRs are written at its transmit index.
+//
+// Earlier versions kept the Q x Q weight matrix between two stages in shared memory
+// (33 kB per 64QAM vector, one vector per block) so that its row minima gave the
+// extensions; the slicer finds the same edges from the residual alone, and the shared
+// memory per vector fell to a few kB (more vectors in flight per SM).
 //
 // Everything is double precision and every arg-min keeps the first minimum, like the
 // CPU, so the paths are the CPU's and the LLRs differ by rounding only.
@@ -40,32 +44,66 @@ namespace core {
 
 namespace {
 
-constexpr int k_mtt_max_threads = 256;     // threads per detection block, at most
-constexpr size_t k_mtt_max_shared = 49152; // dynamic shared memory without opt-in
+constexpr int k_mtt_threads = 256; // threads per detection block
+// Threads (= matrices) per preprocessing block: small, so that the matrices spread over
+// every SM.
+constexpr int k_mtt_prep_threads = 32;
 
-//! Shared memory of one vector: weights M x (M+1) (padded row: the row-wise writes of
-//! the M threads fall in different banks), two list-metric buffers of M (alternating
-//! stages, so one barrier per stage protects them), the survivors' residuals M x rows
-//! and y' = Q^H y.
+/*!
+ * One thread per channel matrix: the sorted or the plain QR (qr_device.cuh; per-matrix
+ * strides n_tx*n_rx for Qc, n_tx^2 for R, k_max_ant for perm) and 1/R(p,p) for the
+ * extension slicer (n_tx per matrix, mtt::inverse_diagonal).
+ */
+__global__ void __launch_bounds__(k_mtt_prep_threads)
+    mtt_preprocess_kernel(const float2* __restrict__ H,
+                          int n_mat,
+                          int nr,
+                          int nt,
+                          bool sorted,
+                          double2* __restrict__ Qc,
+                          double2* __restrict__ R,
+                          double* __restrict__ inv_diag,
+                          unsigned char* __restrict__ perm)
+{
+    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m >= n_mat)
+        return;
+    const size_t mm = static_cast<size_t>(m);
+    const float2* hm = H + mm * nr * nt;
+    double2* ro = R + mm * nt * nt;
+    if (sorted)
+        qr_sorted_one(hm, nr, nt, Qc + mm * nt * nr, ro, perm + mm * k_max_ant);
+    else
+        qr_plain_one(hm, nr, nt, Qc + mm * nt * nr, ro, perm + mm * k_max_ant);
+    double scale = 0.0;
+    for (int i = 0; i < nt * nt; ++i)
+        scale = fmax(scale, hypot(ro[i].x, ro[i].y));
+    for (int k = 0; k < nt; ++k)
+        inv_diag[mm * nt + k] = mtt::inverse_diagonal(ro[k * nt + k].x, scale);
+}
+
+//! Shared memory of one vector: the survivors' metrics M, two list-metric buffers of M
+//! (alternating stages, so one barrier per stage protects them), the survivors'
+//! residuals M x rows, y' = Q^H y and 1/R(p,p).
 size_t mtt_shared_per_vector(int nt, int M)
 {
     const int rows = nt > 1 ? nt - 1 : 1;
-    return sizeof(double) * (static_cast<size_t>(M) * (M + 1) + 2 * M) +
+    return sizeof(double) * (3 * static_cast<size_t>(M) + nt) +
            sizeof(double2) * (static_cast<size_t>(M) * rows + nt);
 }
 
 /*!
  * Block = vpb vectors x M threads (M = 2^q). Dynamic shared memory, per block:
- * s_w [vpb][M][M+1], s_d [vpb][2][M] (double), s_res [vpb][M][rows], s_z [vpb][NT]
- * (double2); vpb * M * (M + 3) doubles is even, so the double2 part stays aligned.
- * NT is a template argument so that the residuals of a thread stay in registers (all
- * stage loops unroll).
+ * s_d [vpb][M], s_l [vpb][2][M], s_inv [vpb][NT] (double), then s_res [vpb][M][rows],
+ * s_z [vpb][NT] (double2). NT is a template argument so that the residuals of a thread
+ * stay in registers (all stage loops unroll).
  */
 template <int NT>
-__global__ void __launch_bounds__(k_mtt_max_threads)
+__global__ void __launch_bounds__(k_mtt_threads)
     mtt_detect_kernel(const float2* __restrict__ y,
                       const double2* __restrict__ Qc,
                       const double2* __restrict__ R,
+                      const double* __restrict__ inv_diag,
                       const unsigned char* __restrict__ perm,
                       const float* __restrict__ noise_var,
                       int n_vec,
@@ -79,24 +117,30 @@ __global__ void __launch_bounds__(k_mtt_max_threads)
     constexpr int RR = mtt_rows<NT>::value;
     extern __shared__ double s_mem[];
     const int M = 1 << q;
-    const int stride = M + 1;
-    double* const s_w_all = s_mem;
-    double* const s_d_all = s_w_all + vpb * M * stride;
-    double2* const s_res_all = reinterpret_cast<double2*>(s_d_all + vpb * 2 * M);
+    double* const s_d_all = s_mem;
+    double* const s_l_all = s_d_all + vpb * M;
+    double* const s_inv_all = s_l_all + vpb * 2 * M;
+    // (3 M + NT) doubles per vector: an odd count only if NT is odd and vpb is odd;
+    // round up so that the double2 part stays 16-byte aligned.
+    const int n_dbl = (vpb * (3 * M + NT) + 1) & ~1;
+    double2* const s_res_all = reinterpret_cast<double2*>(s_d_all + n_dbl);
     double2* const s_z_all = s_res_all + vpb * M * RR;
 
     const long long vbase = static_cast<long long>(blockIdx.x) * vpb;
 
-    // y' = Q^H y, one entry per thread.
+    // y' = Q^H y and 1/R(p,p), one entry per thread.
     for (int idx = threadIdx.x; idx < vpb * NT; idx += blockDim.x) {
         const int lv = idx / NT, k = idx % NT;
         const long long gv = vbase + lv;
         double2 acc = make_double2(0.0, 0.0);
+        double inv = 0.0;
         if (gv < n_vec) {
             const long long m = gv / n_sym;
             acc = rotate_entry(Qc + (m * NT + k) * nr, y + gv * nr, nr);
+            inv = inv_diag[m * NT + k];
         }
         s_z_all[idx] = acc;
+        s_inv_all[idx] = inv;
     }
     __syncthreads();
 
@@ -109,12 +153,16 @@ __global__ void __launch_bounds__(k_mtt_max_threads)
     const long long m = valid ? gv / n_sym : 0;
     const double2* const Rm = R + m * NT * NT;
     const double2* const pts = c_points + points_offset(q);
+    const double* const pam = c_pam + pam_offset(q);
     const double2* const z = s_z_all + lv * NT;
-    double* const s_w = s_w_all + lv * M * stride;
-    double* const s_d = s_d_all + lv * 2 * M;
+    const double* const inv = s_inv_all + lv * NT;
+    double* const s_d = s_d_all + lv * M;
+    double* const s_l = s_l_all + lv * 2 * M;
     double2* const s_res = s_res_all + lv * M * RR;
     const double inv_nv = valid ? 1.0 / static_cast<double>(noise_var[m]) : 0.0;
     const unsigned char* const pm = perm + m * k_max_ant;
+    const int chunks = mtt_bit_chunks(q);
+    const int per_chunk = (M / 2) / chunks;
 
     // Stage 0: one edge from the root per vertex; every vertex keeps its single path.
     double2 res[NT]; // residual of the survivor through vertex v (rows < position)
@@ -126,48 +174,57 @@ __global__ void __launch_bounds__(k_mtt_max_threads)
         double list_d = d; // the last stage's list is the reduced survivors
         if (t < NT - 1) {
             const int pn = p - 1;
-            // Row v of the weights (path v's outgoing edges); its minimum is the first
-            // extension of L_t. The residual goes to shared memory for the reduction.
-            int best_q;
-            double ext_d = mtt_edge_row(
-                res[pn], d, Rm[pn * NT + pn], pts, M, s_w + v * stride, best_q);
+            // Survivor v's metric and residual rows 0..pn, for the reduction.
+            s_d[v] = d;
 #pragma unroll
             for (int r = 0; r < RR; ++r)
-                if (r < pn)
+                if (r <= pn)
                     s_res[v * RR + r] = res[r];
+
+            // L_t's path through vertex v: survivor v extended to the last stage.
+            double2 ext[NT];
+#pragma unroll
+            for (int r = 0; r < NT; ++r)
+                ext[r] = res[r];
+            double ext_d = d;
+#pragma unroll
+            for (int ps = pn; ps >= 0; --ps)
+                ext_d += mtt_extend_step<NT>(ext, Rm, ps, inv[ps], pts, pam, q);
+            list_d = ext_d;
             __syncthreads();
 
-            // Column v: the edge reduction into vertex v of position pn.
+            // Vertex v of position pn: the edge reduction, then its survivor's residual.
             int k_arg;
-            const double new_d = mtt_column_min(s_w, stride, v, M, k_arg);
-            double2 ext[NT];
-            mtt_cancel<NT>(res, Rm, pn, pts[best_q], ext);
+            d = mtt_reduce(s_d, s_res + pn, RR, Rm[pn * NT + pn], pts[v], M, k_arg);
             double2 from[NT];
 #pragma unroll
             for (int r = 0; r < NT; ++r)
                 if (r < pn)
                     from[r] = s_res[k_arg * RR + r];
             mtt_cancel<NT>(from, Rm, pn, pts[v], res);
-            d = new_d;
-
-            // Remaining extensions of L_t, thread-local.
-#pragma unroll
-            for (int ps = pn - 1; ps >= 0; --ps)
-                ext_d += mtt_extend_step<NT>(ext, Rm, ps, pts, M);
-            list_d = ext_d;
         }
 
-        // Per-bit minima over L_t: the vector's first q threads, one bit each. The two
-        // s_d buffers alternate, so the writes of stage t+1 cannot overtake the reads of
-        // stage t (there is a barrier between t+1 and t+2 in any case).
-        double* const sd = s_d + (t & 1) * M;
-        sd[v] = list_d;
+        // Per-bit minima over L_t (split as mtt_bit_chunks says), reduced over the
+        // pieces of a column with warp shuffles; the column's first thread pairs them
+        // with the other hypothesis's and writes the antenna's LLR at its transmit
+        // index. The two s_l buffers alternate, so the writes of stage t+1 cannot
+        // overtake the reads of stage t; the survivors' buffers are rewritten only after
+        // this barrier, when every reduction of stage t has read them.
+        double* const sl = s_l + (t & 1) * M;
+        sl[v] = list_d;
         __syncthreads();
-        if (valid && v < q) {
-            double m0, m1;
-            mtt_bit_minima(sd, M, q, v, m0, m1);
-            llr[(gv * NT + pm[p]) * q + v] = maxlog_llr(m0, m1, inv_nv, clip);
+        const int col = v / chunks, piece = v % chunks;
+        double part = INFINITY;
+        if (col < 2 * q)
+            part = mtt_bit_partial(sl, q, col >> 1, col & 1, piece * per_chunk, per_chunk);
+        // Every thread of the block takes part in the shuffles (full mask).
+        for (int o = 1; o < chunks; o <<= 1) {
+            const double x = __shfl_xor_sync(0xffffffffu, part, o);
+            part = x < part ? x : part;
         }
+        const double other = __shfl_xor_sync(0xffffffffu, part, chunks); // column c ^ 1
+        if (valid && col < 2 * q && (col & 1) == 0 && piece == 0)
+            llr[(gv * NT + pm[p]) * q + (col >> 1)] = maxlog_llr(part, other, inv_nv, clip);
     }
 }
 
@@ -184,12 +241,8 @@ public:
         const int M = 1 << q;
         // Vectors per block: as many as the thread and shared-memory limits allow, a
         // power of two (the factory made sure that one vector fits).
-        const size_t per_vec = mtt_shared_per_vector(cfg.n_tx, M);
-        int vpb = 1;
-        while (2 * vpb * M <= k_mtt_max_threads && 2 * vpb * per_vec <= k_mtt_max_shared)
-            vpb *= 2;
-        d_vpb = vpb;
-        d_shared = vpb * per_vec;
+        d_vpb = k_mtt_threads / M;
+        d_shared = d_vpb * mtt_shared_per_vector(cfg.n_tx, M) + sizeof(double);
         d_stats.evaluated = mtt::edge_weights_per_vector(cfg.n_tx, M);
         d_stats.expanded = mtt::vertex_expansions_per_vector(cfg.n_tx, M);
     }
@@ -201,6 +254,7 @@ protected:
         const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
         d_Q.reserve(n_mat * nr * nt);
         d_R.reserve(n_mat * nt * nt);
+        d_inv.reserve(n_mat * nt);
         d_perm.reserve(n_mat * k_max_ant);
     }
 
@@ -213,18 +267,15 @@ protected:
         double2* Q = d_Q.get() + c.m0 * nr * nt;
         double2* R = d_R.get() + c.m0 * nt * nt;
         unsigned char* perm = d_perm.get() + c.m0 * k_max_ant;
-        launch_qr_preprocess(s,
-                             c.H,
-                             c.n_mat,
-                             nr,
-                             nt,
-                             d_params.sorted_qr ? qr_kind::sorted : qr_kind::plain,
-                             Q,
-                             R,
-                             perm);
+        double* inv = d_inv.get() + c.m0 * nt;
+        const unsigned prep_blocks = static_cast<unsigned>(
+            (c.n_mat + k_mtt_prep_threads - 1) / k_mtt_prep_threads);
+        mtt_preprocess_kernel<<<prep_blocks, k_mtt_prep_threads, 0, s>>>(
+            c.H, static_cast<int>(c.n_mat), nr, nt, d_params.sorted_qr, Q, R, inv, perm);
+        MIMODET_CUDA_CHECK_LAUNCH();
         const unsigned blocks = static_cast<unsigned>((c.n_vec + d_vpb - 1) / d_vpb);
         dispatch_nt(nt, "mtt", [&](auto nt_c) {
-            launch_nt<decltype(nt_c)::value>(blocks, s, c, Q, R, perm);
+            launch_nt<decltype(nt_c)::value>(blocks, s, c, Q, R, inv, perm);
         });
     }
 
@@ -237,13 +288,15 @@ private:
                    const chunk& c,
                    const double2* Q,
                    const double2* R,
+                   const double* inv,
                    const unsigned char* perm)
     {
         const int q = static_cast<int>(d_cfg.mod);
-        const unsigned threads = static_cast<unsigned>(d_vpb << q);
+        const unsigned threads = static_cast<unsigned>(d_vpb << q); // k_mtt_threads
         mtt_detect_kernel<NT><<<blocks, threads, d_shared, s>>>(c.y,
                                                                 Q,
                                                                 R,
+                                                                inv,
                                                                 perm,
                                                                 c.noise_var,
                                                                 static_cast<int>(c.n_vec),
@@ -261,6 +314,7 @@ private:
     int d_vpb = 1;
     size_t d_shared = 0;
     device_buffer<double2> d_Q, d_R;
+    device_buffer<double> d_inv;
     device_buffer<unsigned char> d_perm;
 };
 
@@ -280,9 +334,6 @@ detector::sptr make_mtt_cuda_detector(const detector_config& cfg)
     else if (cfg.mod != modulation::qpsk && cfg.mod != modulation::qam16 &&
              cfg.mod != modulation::qam64)
         why = "QPSK, 16QAM and 64QAM only";
-    else if (mtt_shared_per_vector(cfg.n_tx, 1 << static_cast<int>(cfg.mod)) >
-             k_mtt_max_shared)
-        why = "vectors whose trellis fits one block's shared memory";
     if (!why.empty()) {
         if (cfg.backend == "auto")
             return nullptr; // the CPU takes it

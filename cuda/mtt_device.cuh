@@ -12,10 +12,9 @@
 // follows the same trellis paths and its LLRs differ only by rounding.
 //
 // Thread v of a received vector plays two roles at each stage: path v of the reduced
-// survivors (it evaluates the Q outgoing edges of its path: one row of the Q x Q weight
-// matrix) and vertex v of the next stage (it takes the minimum over one column of the
-// weights: the edge reduction). Row minima give the first extension of the current
-// candidate list, so every weight is computed once (journal Sec. 5).
+// survivors (it extends its path to the last stage, one slicer decision per position)
+// and vertex v of the next stage (it evaluates the M incoming edges of the vertex and
+// keeps the least: the edge reduction).
 
 #ifndef INCLUDED_MIMODET_CUDA_MTT_DEVICE_CUH
 #define INCLUDED_MIMODET_CUDA_MTT_DEVICE_CUH
@@ -52,45 +51,26 @@ mtt_root(const double2* z, const double2* Rm, double2 x, double2* res)
 }
 
 /*!
- * The Q weights of the edges leaving one path (metric dk, residual entry a at position
- * pn with diagonal rpp) into the vertices of position pn: w_row[q] = dk + |a - rpp x_q|^2
- * (Eq. 14). Returns the least weight, best_q its first label (the path's extension).
+ * Edge reduction (Eq. 9) into vertex label x of position pn: the least weight
+ * d_k + |a_k - R(pn,pn) x|^2 over the M paths k of the previous stage (metrics d[k],
+ * residual entries at pn a[k * a_stride]), arg_k its first (lowest) path, as the CPU.
  */
-MIMODET_HD inline double mtt_edge_row(double2 a,
-                                      double dk,
-                                      double2 rpp,
-                                      const double2* pts,
-                                      int M,
-                                      double* w_row,
-                                      int& best_q)
+MIMODET_HD inline double mtt_reduce(const double* d,
+                                    const double2* a,
+                                    int a_stride,
+                                    double2 rpp,
+                                    double2 x,
+                                    int M,
+                                    int& arg_k)
 {
-    double best = INFINITY;
-    best_q = 0;
-    for (int q = 0; q < M; ++q) {
-        const double2 dv = cmul(rpp, pts[q]);
-        const double er = a.x - dv.x;
-        const double ei = a.y - dv.y;
-        const double e = dk + (er * er + ei * ei);
-        w_row[q] = e;
-        if (e < best) {
-            best = e;
-            best_q = q;
-        }
-    }
-    return best;
-}
-
-/*!
- * Edge reduction (Eq. 9) at vertex q: the least weight of column q of the M x M weight
- * matrix (row stride `stride`), arg_k its first (lowest) incoming path, as the CPU.
- */
-MIMODET_HD inline double
-mtt_column_min(const double* w, int stride, int q, int M, int& arg_k)
-{
+    const double2 dv = cmul(rpp, x);
     double best = INFINITY;
     arg_k = 0;
     for (int k = 0; k < M; ++k) {
-        const double e = w[k * stride + q];
+        const double2 ak = a[k * a_stride];
+        const double er = ak.x - dv.x;
+        const double ei = ak.y - dv.y;
+        const double e = d[k] + (er * er + ei * ei);
         if (e < best) {
             best = e;
             arg_k = k;
@@ -111,46 +91,60 @@ mtt_cancel(const double2* src, const double2* Rm, int p, double2 x, double2* dst
 }
 
 /*!
- * One unshared path extension (Eqs. 10-11) at position ps: the best outgoing edge of
- * the path with residual ext (first label on ties); cancels it from ext and returns its
- * weight.
+ * One path extension (Eqs. 10-11) at position ps: the path's best outgoing edge, the
+ * point nearest ext[ps] / R(ps,ps) (inv = mtt::inverse_diagonal), as the CPU's
+ * best_edge; cancels it from ext and returns its weight |ext[ps] - R(ps,ps) x|^2.
  */
 template <int NT>
-MIMODET_HD inline double
-mtt_extend_step(double2* ext, const double2* Rm, int ps, const double2* pts, int M)
+MIMODET_HD inline double mtt_extend_step(double2* ext,
+                                         const double2* Rm,
+                                         int ps,
+                                         double inv,
+                                         const double2* pts,
+                                         const double* pam,
+                                         int q)
 {
     const double2 a = ext[ps];
-    const double2 rpp = Rm[ps * NT + ps];
-    double best = INFINITY;
-    int best_q = 0;
-    for (int q = 0; q < M; ++q) {
-        const double2 dv = cmul(rpp, pts[q]);
-        const double er = a.x - dv.x;
-        const double ei = a.y - dv.y;
-        const double e = er * er + ei * ei;
-        if (e < best) {
-            best = e;
-            best_q = q;
-        }
-    }
-    mtt_cancel<NT>(ext, Rm, ps, pts[best_q], ext);
-    return best;
+    const double2 x = pts[slice(cscale(a, inv), pam, q)];
+    const double2 dv = cmul(Rm[ps * NT + ps], x);
+    const double er = a.x - dv.x;
+    const double ei = a.y - dv.y;
+    mtt_cancel<NT>(ext, Rm, ps, x, ext);
+    return er * er + ei * ei;
 }
 
-//! Per-bit minima of bit b (b0 = label MSB) over the list metrics d[0..M-1].
-MIMODET_HD inline void
-mtt_bit_minima(const double* d, int M, int q, int b, double& m0, double& m1)
+/*!
+ * Work split of the per-bit minima of a list of M = 2^q metrics: 2q columns (bit b,
+ * hypothesis h: the M/2 metrics whose label has bit b = h), each scanned in `chunks`
+ * pieces by adjacent threads (column c = 2b + h, piece k: thread c * chunks + k). chunks
+ * is the largest power of two with 2q * chunks <= M, so the pieces of a column, and the
+ * two columns of a bit, are lanes of one warp (for M <= 64).
+ */
+MIMODET_HD inline int mtt_bit_chunks(int q)
 {
-    m0 = INFINITY;
-    m1 = INFINITY;
+    int chunks = 1;
+    while (2 * q * chunks * 2 <= (1 << q))
+        chunks *= 2;
+    return chunks;
+}
+
+/*!
+ * Least of the metrics d[v] over the labels v whose bit b (b0 = label MSB) is h, for
+ * the n labels starting at index i0 of that set (in increasing label order). A NaN never
+ * wins, as with the CPU's std::min(m, d[v]).
+ */
+MIMODET_HD inline double
+mtt_bit_partial(const double* d, int q, int b, int h, int i0, int n)
+{
     const int shift = q - 1 - b;
-    for (int v = 0; v < M; ++v) {
+    const int low = (1 << shift) - 1;
+    double m = INFINITY;
+    for (int i = i0; i < i0 + n; ++i) {
+        const int v = ((i >> shift) << (shift + 1)) | (h << shift) | (i & low);
         const double x = d[v];
-        if ((v >> shift) & 1)
-            m1 = x < m1 ? x : m1;
-        else
-            m0 = x < m0 ? x : m0;
+        m = x < m ? x : m;
     }
+    return m;
 }
 
 } // namespace

@@ -28,12 +28,6 @@ namespace mimodet {
 namespace core {
 namespace { // each translation unit its own copy (as device_math.cuh)
 
-// Threads (= matrices) per QR block: small, so that the matrices spread over every SM.
-constexpr int k_qr_prep_threads = 32;
-
-//! Which decomposition qr_preprocess_kernel performs.
-enum class qr_kind : int { plain = 0, sorted = 1 };
-
 //! Loads matrix hm into h[c][r] (a column contiguous), in double.
 MIMODET_HD inline void
 qr_load_columns(const float2* hm, int nr, int nt, double2 (*h)[k_max_ant])
@@ -188,50 +182,6 @@ MIMODET_HD inline void qr_plain_one(
         p[i] = i;
     qr_cgs2(h, p, nr, nt, q, Rm);
     qr_store(q, Rm, p, nr, nt, Qc, Ro, pm);
-}
-
-//! One thread per channel matrix; per-matrix strides n_tx*n_rx (Qc), n_tx^2 (R) and
-//! k_max_ant (perm).
-__global__ void __launch_bounds__(k_qr_prep_threads)
-    qr_preprocess_kernel(const float2* __restrict__ H,
-                         int n_mat,
-                         int nr,
-                         int nt,
-                         qr_kind kind,
-                         double2* __restrict__ Qc,
-                         double2* __restrict__ R,
-                         unsigned char* __restrict__ perm)
-{
-    const int m = blockIdx.x * blockDim.x + threadIdx.x;
-    if (m >= n_mat)
-        return;
-    const size_t mm = static_cast<size_t>(m);
-    const float2* hm = H + mm * nr * nt;
-    double2* qo = Qc + mm * nt * nr;
-    double2* ro = R + mm * nt * nt;
-    unsigned char* pm = perm + mm * k_max_ant;
-    if (kind == qr_kind::sorted)
-        qr_sorted_one(hm, nr, nt, qo, ro, pm);
-    else
-        qr_plain_one(hm, nr, nt, qo, ro, pm);
-}
-
-//! Enqueues qr_preprocess_kernel for n_mat matrices on stream s (launch checked).
-inline void launch_qr_preprocess(cudaStream_t s,
-                                 const float2* H,
-                                 size_t n_mat,
-                                 int nr,
-                                 int nt,
-                                 qr_kind kind,
-                                 double2* Qc,
-                                 double2* R,
-                                 unsigned char* perm)
-{
-    const unsigned blocks =
-        static_cast<unsigned>((n_mat + k_qr_prep_threads - 1) / k_qr_prep_threads);
-    qr_preprocess_kernel<<<blocks, k_qr_prep_threads, 0, s>>>(
-        H, static_cast<int>(n_mat), nr, nt, kind, Qc, R, perm);
-    MIMODET_CUDA_CHECK_LAUNCH();
 }
 
 } // namespace

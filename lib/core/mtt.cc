@@ -9,9 +9,10 @@
 // built from R of the (sorted) QR of H; stage t is position n_tx-1-t of R (see
 // mtt_common.h). For every stage t the candidate list L_t holds one complete path through
 // each of its Q vertices: edge reductions up to stage t, then greedy path extensions to
-// the last stage. The reductions are common to all lists, and the Q^2 weights between
-// stage t and t+1 serve both the reduction at t+1 and the first extension of L_t, so they
-// are computed once. The LLRs of the antenna of stage t are max-log over L_t (Eq. 8).
+// the last stage. The reductions are common to all lists and evaluate all Q^2 weights
+// between two stages; an extension takes each path's best outgoing edge, found by the
+// slicer (the nearest point to the residual over R(p,p)) instead of Q weights. The LLRs
+// of the antenna of stage t are max-log over L_t (Eq. 8).
 //
 // Paths are never stored: the LLRs only need each path's metric, and what a path still
 // has to contribute is kept as its residual z - R s (partial interference cancellation)
@@ -43,6 +44,7 @@ public:
           d_M(d_c.order()),
           d_clip(cfg.llr_clip),
           d_sorted(p.sorted_qr),
+          d_inv_diag(d_nt),
           d_diag_re(d_nt * d_M),
           d_diag_im(d_nt * d_M),
           d_col_re(d_nt * d_M * d_nt),
@@ -101,6 +103,9 @@ private:
     void prepare(const MatC& R)
     {
         const auto& pts = d_c.points();
+        const double scale = R.cwiseAbs().maxCoeff();
+        for (int p = 0; p < d_nt; ++p)
+            d_inv_diag[p] = mtt::inverse_diagonal(R(p, p).real(), scale);
         for (int p = 0; p < d_nt; ++p)
             for (int q = 0; q < d_M; ++q) {
                 const cd dv = R(p, p) * pts[q];
@@ -132,6 +137,13 @@ private:
         }
     }
 
+    // The best outgoing edge at position p of a path whose residual there is a: the
+    // point nearest a / R(p,p) (mtt_device.cuh mtt_best_edge on the GPU).
+    int best_edge(double a_re, double a_im, int p) const
+    {
+        return d_c.slice(cd(a_re, a_im) * d_inv_diag[p]);
+    }
+
     void detect_vector(const std::vector<int>& perm, double inv_nv, float* out)
     {
         const int nt = d_nt, M = d_M;
@@ -159,9 +171,9 @@ private:
             const int p = nt - 1 - t;
             const double* list_d = d_red_d.data();
             if (t < nt - 1) {
-                // Edges stage t -> t+1 (position pn): Q^2 weights, each used twice:
-                // min over the incoming path k per vertex q (edge reduction, Eq. 9) and
-                // min over the outgoing vertex q per path k (L_t's extension, Eq. 11).
+                // Edges stage t -> t+1 (position pn): all Q^2 weights for the edge
+                // reduction (the least incoming path k per vertex q, Eq. 9); L_t's first
+                // extension is path k's best edge (Eq. 11), from the slicer.
                 const int pn = p - 1;
                 const double* dre = &d_diag_re[pn * M];
                 const double* dim = &d_diag_im[pn * M];
@@ -170,22 +182,19 @@ private:
                     const double ar = d_red_re[k * nt + pn];
                     const double ai = d_red_im[k * nt + pn];
                     const double dk = d_red_d[k];
-                    double best = k_inf;
-                    int best_q = 0;
                     for (int q = 0; q < M; ++q) {
                         const double er = ar - dre[q];
                         const double ei = ai - dim[q];
                         const double e = dk + (er * er + ei * ei);
-                        if (e < best) {
-                            best = e;
-                            best_q = q;
-                        }
                         if (e < d_new_d[q]) {
                             d_new_d[q] = e;
                             d_red_arg[q] = k;
                         }
                     }
-                    d_ext_d[k] = best;
+                    const int best_q = best_edge(ar, ai, pn);
+                    const double er = ar - dre[best_q];
+                    const double ei = ai - dim[best_q];
+                    d_ext_d[k] = dk + (er * er + ei * ei);
                     cancel(&d_red_re[k * nt],
                            &d_red_im[k * nt],
                            pn,
@@ -211,19 +220,10 @@ private:
                     for (int k = 0; k < M; ++k) {
                         double* ar = &d_ext_re[k * nt];
                         double* ai = &d_ext_im[k * nt];
-                        const double a_re = ar[ps], a_im = ai[ps];
-                        double best = k_inf;
-                        int best_q = 0;
-                        for (int q = 0; q < M; ++q) {
-                            const double er = a_re - sre[q];
-                            const double ei = a_im - sim[q];
-                            const double e = er * er + ei * ei;
-                            if (e < best) {
-                                best = e;
-                                best_q = q;
-                            }
-                        }
-                        d_ext_d[k] += best;
+                        const int best_q = best_edge(ar[ps], ai[ps], ps);
+                        const double er = ar[ps] - sre[best_q];
+                        const double ei = ai[ps] - sim[best_q];
+                        d_ext_d[k] += er * er + ei * ei;
                         cancel(ar, ai, ps, best_q, ar, ai);
                     }
                 }
@@ -259,6 +259,7 @@ private:
     const float d_clip;
     const bool d_sorted;
     // Per matrix.
+    std::vector<double> d_inv_diag;           // [position]
     std::vector<double> d_diag_re, d_diag_im; // [position][label]
     std::vector<double> d_col_re, d_col_im;   // [position][label][row]
     // Per vector: residuals [path][row] and metrics [path] of the reduced survivors

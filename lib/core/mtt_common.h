@@ -16,9 +16,9 @@
 // i.e. the rows of R are consumed from the bottom. Candidate list L_t (one per stage,
 // Sec. 4.2) holds, for every vertex of stage t, one full root-to-toor path through it:
 // edge reductions (Eq. 9) over stages 0..t, then path extensions (Eqs. 10-11) over
-// stages t+1..n_tx-1 (Sec. 4.3.3, Fig. 5). The Q^2 edge weights between stage t and t+1
-// are computed once and serve both the reduction of stage t+1 and the first extension of
-// L_t (Sec. 5, last paragraph before Fig. 6).
+// stages t+1..n_tx-1 (Sec. 4.3.3, Fig. 5). A reduction needs all Q^2 weights between
+// two stages; an extension only the best outgoing edge of each path, which the slicer
+// finds without evaluating the other Q-1 (the same edge, ties aside).
 
 #ifndef INCLUDED_MIMODET_CORE_MTT_COMMON_H
 #define INCLUDED_MIMODET_CORE_MTT_COMMON_H
@@ -70,23 +70,38 @@ inline int stage_of_position(int pos, int n_tx) { return n_tx - 1 - pos; }
 inline int position_of_stage(int stage, int n_tx) { return n_tx - 1 - stage; }
 
 //! Number of extension steps that are not shared with a reduction: list L_t extends over
-//! stages t+1..n_tx-1 and only its first step (t+1) reuses the reduction's weights.
+//! stages t+1..n_tx-1 and only its first step (t+1) reuses the reduction's position.
 inline int unshared_extension_steps(int n_tx) { return (n_tx - 1) * (n_tx - 2) / 2; }
 
-//! Edge weights (Eq. 12/14) computed per received vector: Q at stage 0, Q^2 per shared
-//! reduction/extension step (n_tx-1 of them), Q^2 per unshared extension step.
+//! Edge weights (Eq. 12/14) computed per received vector: Q at stage 0, Q^2 per edge
+//! reduction (n_tx-1 of them), and one per path per extension step (n_tx-1 first steps
+//! plus the unshared ones): an extension takes the path's best outgoing edge, which is
+//! the constellation point nearest the path's residual divided by R(p,p) (the slicer),
+//! so only the winning edge's weight is computed.
 inline uint32_t edge_weights_per_vector(int n_tx, int order)
 {
     const uint32_t q = static_cast<uint32_t>(order);
-    const uint32_t steps = static_cast<uint32_t>(n_tx - 1 + unshared_extension_steps(n_tx));
-    return q + steps * q * q;
+    const uint32_t reductions = static_cast<uint32_t>(n_tx - 1);
+    const uint32_t extensions = static_cast<uint32_t>(n_tx - 1 + unshared_extension_steps(n_tx));
+    return q + reductions * q * q + extensions * q;
 }
 
-//! Vertices whose Q outgoing edges were evaluated: the root, then Q per step.
+//! Vertices whose Q outgoing edges were evaluated: the root, then the Q survivors of
+//! every reduction (extensions evaluate one edge per path).
 inline uint32_t vertex_expansions_per_vector(int n_tx, int order)
 {
-    const uint32_t steps = static_cast<uint32_t>(n_tx - 1 + unshared_extension_steps(n_tx));
-    return 1 + steps * static_cast<uint32_t>(order);
+    return 1 + static_cast<uint32_t>(n_tx - 1) * static_cast<uint32_t>(order);
+}
+
+//! 1/R(p,p) for the extension slicer, or 0 where R(p,p) vanishes (rank-deficient H;
+//! scale = max |R(i,j)|): every point then costs the same at that position, and the
+//! slicer's choice is harmless and finite. The FSD's rule (fsd.cc, fsd_device.cuh).
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline double inverse_diagonal(double rpp, double scale)
+{
+    return rpp > 1e-13 * scale ? 1.0 / rpp : 0.0;
 }
 
 } // namespace mtt

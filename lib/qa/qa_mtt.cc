@@ -92,8 +92,10 @@ TEST(mtt, four_by_four_16qam_signs_agree_with_ml)
     }
     const double ratio = static_cast<double>(agree) / llr.size();
     EXPECT_GE(ratio, 0.99) << agree << " of " << llr.size() << " bits agree";
-    // 16 root edges, 3 shared reduction/extension steps and 3 unshared extensions.
-    EXPECT_EQ(stats[0].evaluated, 16u + 6u * 256u);
+    // 16 root edges, 3 reductions of 16 x 16 edges, and one edge per path for each of
+    // the 3 + 3 extension steps (the slicer's choice).
+    EXPECT_EQ(stats[0].evaluated, 16u + 3u * 256u + 6u * 16u);
+    EXPECT_EQ(stats[0].expanded, 1u + 3u * 16u);
     EXPECT_EQ(stats[0].evaluated, core::mtt::edge_weights_per_vector(4, 16));
 
     // Hard decisions through detect_bits are the LLR signs.
