@@ -118,7 +118,7 @@ TEST(gpu_sfsd, matches_cpu_other_parameters_and_sizes)
     QA_SKIP_WITHOUT_GPU();
     // T = 0 (SIC only, few threads per vector), T = n_tx (no extension), N_iter = 0,
     // large N_iter (many candidates per thread), several blocks' worth of branches
-    // (M^T = 256, 1024), odd antenna counts.
+    // (M^T = 256, 1024), odd antenna counts, lists processed in chunks.
     struct cse {
         int nt, nr;
         modulation mod;
@@ -141,6 +141,9 @@ TEST(gpu_sfsd, matches_cpu_other_parameters_and_sizes)
         { 6, 8, modulation::qam16, { 2, 9, 0.0f }, 300 },
         { 5, 7, modulation::qpsk, { 3, -1, 0.0f }, 1000 },
         { 7, 7, modulation::qam16, { 1, -1, 0.0f }, 1000 },
+        // Lists too long for one block's shared memory: candidates in chunks.
+        { 4, 4, modulation::qam16, { 2, 256, 0.0f }, 200 },
+        { 8, 8, modulation::qpsk, { 5, 1024, 0.0f }, 40 },
     };
     uint64_t seed = 1300;
     for (const auto& c : cases) {
