@@ -7,7 +7,6 @@
 
 #include "channel_estimation.h"
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -204,13 +203,7 @@ void channel_estimation::pool::run(int n, const std::function<void(int)>& f)
 void channel_estimation::pool::worker(int id)
 {
     uint64_t seen = 0;
-    // How long a worker keeps polling for the next job before sleeping: covers the gap
-    // between the phases of a slot and, at real-time rates, part of the gap to the next.
-    const auto spin = std::chrono::microseconds(200);
     for (;;) {
-        const auto until = std::chrono::steady_clock::now() + spin;
-        while (d_gen.load() == seen && std::chrono::steady_clock::now() < until)
-            std::this_thread::yield();
         const std::function<void(int)>* job;
         int n;
         {
