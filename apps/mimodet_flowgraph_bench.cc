@@ -30,7 +30,11 @@
 //
 // Throughput is measured over --seconds after --warmup seconds (counted from the first
 // slot out). GNU Radio's performance counters give each block's busy fraction in the
-// same window (work() time / wall time): the block near 100 % is the bottleneck.
+// same window (work() time / wall time): the block near 100 % is the bottleneck. The
+// steal% column is the share of the CPU time the machine wanted in the window that the
+// hypervisor gave to others (/proc/stat): on a shared virtual machine, a latency tail
+// that comes with steal is the host's, not the receiver's. cpus is the process's CPU
+// time in the window over its length: the cores the receiver keeps busy.
 
 #include "bench_cli.h"
 #include <algorithm>
@@ -62,6 +66,7 @@
 #include <iostream>
 #include <mutex>
 #include <pmt/pmt.h>
+#include <sys/resource.h>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -112,6 +117,7 @@ struct options {
     bool verbose = false;
     uint64_t seed = 1;
     std::string csv;
+    std::string trace; // file prefix: per-slot and per-block timelines of each run
 };
 
 constexpr double k_realtime_slots_per_s = 2000; // LTE: one slot per 0.5 ms
@@ -179,6 +185,10 @@ void usage()
            "  --cell-id N        physical cell id 0..503 (default 1)\n"
            "  --seed N           bits, fading and noise seed, >= 1 (default 1)\n"
            "  --csv FILE         write one CSV row per run to FILE\n"
+           "  --trace PREFIX     per run, PREFIX_<det>_<dom>_<rate>_slots.csv (each\n"
+           "                     measured slot's entry and exit time) and _blocks.csv\n"
+           "                     (every 0.2 ms: each block's items out and work() time\n"
+           "                     so far), to find which block a latency spike waits on\n"
            "Real time: 20 MHz LTE is 2000 slots/s; the target is every detector >= 2000\n"
            "slots/s unthrottled and p99 latency <= 1 ms at 20 MHz 4x4 64QAM, 20 dB.\n";
 }
@@ -254,6 +264,8 @@ options parse(int argc, char** argv)
             o.seed = static_cast<uint64_t>(to_int(a, next()));
         else if (a == "--csv")
             o.csv = next();
+        else if (a == "--trace")
+            o.trace = next();
         else if (a == "-h" || a == "--help") {
             usage();
             std::exit(0);
@@ -480,9 +492,17 @@ public:
     void record(bool on)
     {
         std::lock_guard<std::mutex> g(d_mutex);
-        if (on)
+        if (on) {
             d_lat_ms.clear();
+            d_entry_exit.clear();
+        }
         d_recording = on;
+    }
+    //! (entry, exit) steady-clock ns of each recorded slot.
+    std::vector<std::pair<int64_t, int64_t>> entry_exit() const
+    {
+        std::lock_guard<std::mutex> g(d_mutex);
+        return d_entry_exit;
     }
     std::vector<double> latencies_ms() const
     {
@@ -619,8 +639,10 @@ private:
             d_count.bits += static_cast<uint64_t>(d_need);
             if (!in_stream)
                 d_count.misaligned++;
-            else if (d_recording)
+            else if (d_recording) {
                 d_lat_ms.push_back((exit_ns - entry) * 1e-6);
+                d_entry_exit.emplace_back(entry, exit_ns);
+            }
         }
         d_done.fetch_add(1);
     }
@@ -646,6 +668,7 @@ private:
     snapshot d_count;
     bool d_recording = false;
     std::vector<double> d_lat_ms;
+    std::vector<std::pair<int64_t, int64_t>> d_entry_exit;
     std::atomic<uint64_t> d_done{ 0 };
 };
 
@@ -727,12 +750,47 @@ struct busy_entry {
     double t0 = 0, pct = 0;
 };
 
+//! Cumulative CPU time over all CPUs from /proc/stat's first line, in clock ticks: the
+//! time the CPUs wanted (busy, including steal) and the part of it stolen (the
+//! hypervisor ran something else while a virtual CPU of this machine was runnable).
+//! Zeros where /proc/stat cannot be read.
+struct cpu_ticks {
+    double wanted = 0, steal = 0;
+};
+
+cpu_ticks read_cpu_ticks()
+{
+    cpu_ticks t;
+    std::ifstream f("/proc/stat");
+    std::string cpu;
+    double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+           steal = 0;
+    if (f >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal &&
+        cpu == "cpu") {
+        t.wanted = user + nice + system + irq + softirq + steal;
+        t.steal = steal;
+    }
+    return t;
+}
+
+//! User + system CPU time of this process so far (all threads), in seconds.
+double process_cpu_seconds()
+{
+    rusage ru{};
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return NAN;
+    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+           1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
 struct run_result {
     std::string backend, out;
     double slots_per_s = 0, mbit_per_s = 0, p50 = NAN, p99 = NAN, pmax = NAN, ber = NAN;
     double window_s = 0;
     uint64_t slots = 0, lost = 0, bad = 0, est_bad = 0, misaligned = 0, sync_missed = 0;
     uint64_t truncated = 0; //!< slots with PSD searches cut short by the deadline
+    double steal_pct = NAN; //!< stolen share of the CPU time wanted in the window
+    double cpus = NAN;      //!< CPU time of this process in the window / window (cores)
     int first_ns = -1;
     int64_t first_k = -1;
     std::vector<busy_entry> busy;
@@ -885,12 +943,67 @@ run_result run_one(const options& o,
     const uint64_t missed0 = sync ? sync->pss_missed() : 0;
     for (auto& b : res.busy)
         b.t0 = o.perf ? b.blk->pc_work_time_total() : 0;
+    // --trace: a sampler thread records every block's progress through the window.
+    std::vector<int64_t> trace_t;
+    std::vector<double> trace_v; // per sample: items out, then work() seconds, per block
+    std::atomic<bool> trace_stop{ false };
+    std::thread sampler;
+    if (!o.trace.empty())
+        sampler = std::thread([&] {
+            while (!trace_stop.load()) {
+                trace_t.push_back(shared_state::now_ns());
+                for (auto& b : res.busy) {
+                    // Racy reads of counters the block's thread updates: good enough
+                    // for a timeline, never used for the results.
+                    trace_v.push_back(b.name == "sink"
+                                          ? static_cast<double>(b.blk->nitems_read(0))
+                                          : static_cast<double>(b.blk->nitems_written(0)));
+                    trace_v.push_back(o.perf ? b.blk->pc_work_time_total() / tps : 0.0);
+                }
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+        });
+    const cpu_ticks k0 = read_cpu_ticks();
+    const double cpu0 = process_cpu_seconds();
     const auto t0 = steady::now();
     std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
     const auto c1 = meter->counters();
     const auto t1 = steady::now();
+    const cpu_ticks k1 = read_cpu_ticks();
+    const double cpu1 = process_cpu_seconds();
+    if (sampler.joinable()) {
+        trace_stop = true;
+        sampler.join();
+        char tag[96];
+        std::snprintf(tag,
+                      sizeof tag,
+                      "_%s_%s_%s_%g",
+                      alg.c_str(),
+                      freq ? "freq" : "time",
+                      mod.c_str(),
+                      rate);
+        std::ofstream fs(o.trace + tag + "_slots.csv");
+        fs << "entry_ns,exit_ns\n";
+        for (const auto& ee : meter->entry_exit())
+            fs << ee.first << ',' << ee.second << '\n';
+        std::ofstream fb(o.trace + tag + "_blocks.csv");
+        fb << "t_ns";
+        for (const auto& b : res.busy)
+            fb << ',' << b.name << "_items," << b.name << "_work_s";
+        fb << '\n';
+        const size_t w = 2 * res.busy.size();
+        for (size_t i = 0; i < trace_t.size(); ++i) {
+            fb << trace_t[i];
+            for (size_t j = 0; j < w; ++j)
+                fb << ',' << trace_v[i * w + j];
+            fb << '\n';
+        }
+    }
+    if (k1.wanted > k0.wanted)
+        res.steal_pct = 100.0 * (k1.steal - k0.steal) / (k1.wanted - k0.wanted);
     meter->record(false);
     res.window_s = std::chrono::duration<double>(t1 - t0).count();
+    res.cpus = (cpu1 - cpu0) / res.window_s;
     for (auto& b : res.busy)
         b.pct = o.perf ? 100.0 * (b.blk->pc_work_time_total() - b.t0) / tps / res.window_s
                        : NAN;
@@ -953,7 +1066,7 @@ int main(int argc, char** argv)
                "latency_p50_ms,latency_p99_ms,latency_max_ms,ber,bad_slots,est_bad_slots,"
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
-               "slots,chunks,error\n";
+               "slots,chunks,steal_pct,cpus,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -978,7 +1091,7 @@ int main(int argc, char** argv)
                 o.warmup,
                 o.chunks);
     std::printf("%-5s %-4s %-4s %-5s %-5s %-4s %5s %6s %9s %6s %9s %8s %8s %8s %9s %4s "
-                "%4s %-6s %s\n",
+                "%4s %6s %5s %-6s %s\n",
                 "det",
                 "bk",
                 "out",
@@ -996,6 +1109,8 @@ int main(int argc, char** argv)
                 "BER",
                 "bad",
                 "lost",
+                "steal%",
+                "cpus",
                 "limit",
                 "busy % (work time / wall time)");
     std::fflush(stdout);
@@ -1069,7 +1184,7 @@ int main(int argc, char** argv)
                                     std::printf(
                                         "%-5s %-4s %-4s %-5s %-5s %-4s %5.1f %6s "
                                         "%9.1f %6.2f %9.1f %8.3f %8.3f %8.3f %9.3e "
-                                        "%4llu %4llu %-6s%s\n",
+                                        "%4llu %4llu %6.1f %5.2f %-6s%s\n",
                                         alg.c_str(),
                                         r.backend.c_str(),
                                         r.out.c_str(),
@@ -1087,6 +1202,8 @@ int main(int argc, char** argv)
                                         r.ber,
                                         static_cast<unsigned long long>(r.bad),
                                         static_cast<unsigned long long>(r.lost),
+                                        r.steal_pct,
+                                        r.cpus,
                                         r.bottleneck.c_str(),
                                         busy.c_str());
                                     if (r.truncated)
@@ -1134,7 +1251,8 @@ int main(int argc, char** argv)
                                         << ',' << r.bottleneck << ','
                                         << (alg == "psd" ? o.deadline_us : 0.0) << ','
                                         << r.truncated << ','
-                                        << (dom == "time" ? o.chunks : 1) << ',' << err
+                                        << (dom == "time" ? o.chunks : 1) << ','
+                                        << r.steal_pct << ',' << r.cpus << ',' << err
                                         << '\n';
                                     csv.flush();
                                 }
