@@ -12,6 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace gr {
 namespace mimodet {
@@ -25,6 +26,8 @@ int checked_n_rx(int n_rx)
     return n_rx;
 }
 int grid_size(double bw) { return 7 * lte_numerology::from_bandwidth(bw).n_sc; }
+constexpr int k_parallel_fft_size = 1024; // FFT length from which antennas run in parallel
+constexpr int k_max_threads = 4;
 } // namespace
 
 ofdm_demod::sptr
@@ -73,7 +76,14 @@ ofdm_demod_impl::ofdm_demod_impl(double bandwidth_mhz,
         d_window.push_back(off + d_num.cp_length(l) - d_backoff);
         off += d_num.cp_length(l) + N;
     }
-    d_fft = std::make_unique<gr::fft::fft_complex_fwd>(N, 1);
+    for (int a = 0; a < n_rx; ++a)
+        d_ffts.push_back(std::make_unique<gr::fft::fft_complex_fwd>(N, 1));
+    // A slot's antennas in parallel where the FFTs are long enough to pay for the hand
+    // over (10 MHz and up): at 20 MHz 4 antennas are 28 FFTs of 2048 points, the
+    // receiver's latency is a chain of such per-slot stages.
+    const int hw = static_cast<int>(std::thread::hardware_concurrency());
+    d_threads = N >= k_parallel_fft_size ? std::max(1, std::min({ n_rx, hw, k_max_threads }))
+                                         : 1;
     set_tag_propagation_policy(TPP_DONT);
     set_relative_rate(1, static_cast<uint64_t>(d_slot));
 }
@@ -84,13 +94,15 @@ void ofdm_demod_impl::forecast(int noutput_items, gr_vector_int& ninput_items_re
         r = noutput_items * d_slot;
 }
 
-void ofdm_demod_impl::demod_slot(const gr_complex* in, gr_complex* out)
+void ofdm_demod_impl::demod_slot(gr::fft::fft_complex_fwd& fft,
+                                 const gr_complex* in,
+                                 gr_complex* out)
 {
     const int N = d_num.fft_size, n_sc = d_num.n_sc;
     for (int l = 0; l < lte_numerology::symbols_per_slot; ++l) {
-        std::memcpy(d_fft->get_inbuf(), in + d_window[l], sizeof(gr_complex) * N);
-        d_fft->execute();
-        const gr_complex* X = d_fft->get_outbuf();
+        std::memcpy(fft.get_inbuf(), in + d_window[l], sizeof(gr_complex) * N);
+        fft.execute();
+        const gr_complex* X = fft.get_outbuf();
         gr_complex* o = out + l * n_sc;
         for (int k = 0; k < n_sc; ++k)
             o[k] = X[d_bins[k]] * d_weight[k];
@@ -152,13 +164,15 @@ int ofdm_demod_impl::general_work(int noutput_items,
                            d_ns);
             d_warned_missing = true;
         }
-        for (int a = 0; a < d_n_rx; ++a) {
-            const auto* in = static_cast<const gr_complex*>(input_items[a]) + consumed;
-            auto* out = static_cast<gr_complex*>(output_items[a]) +
-                        static_cast<size_t>(produced) * d_vlen;
-            demod_slot(in, out);
+        d_pool.run(static_cast<size_t>(d_threads), [&](size_t t) {
+            for (int a = static_cast<int>(t); a < d_n_rx; a += d_threads)
+                demod_slot(*d_ffts[a],
+                           static_cast<const gr_complex*>(input_items[a]) + consumed,
+                           static_cast<gr_complex*>(output_items[a]) +
+                               static_cast<size_t>(produced) * d_vlen);
+        });
+        for (int a = 0; a < d_n_rx; ++a)
             add_item_tag(a, nitems_written(a) + produced, d_slot_key, pmt::from_long(d_ns));
-        }
         d_ns = (d_ns + 1) % lte_numerology::slots_per_frame;
         consumed += d_slot;
         ++produced;

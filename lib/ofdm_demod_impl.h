@@ -8,6 +8,7 @@
 #ifndef INCLUDED_MIMODET_OFDM_DEMOD_IMPL_H
 #define INCLUDED_MIMODET_OFDM_DEMOD_IMPL_H
 
+#include "core/worker_pool.h"
 #include <gnuradio/fft/fft.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gnuradio/mimodet/ofdm_demod.h>
@@ -34,8 +35,8 @@ public:
                      gr_vector_void_star& output_items) override;
 
 private:
-    //! FFTs of the slot at in (slot_samples) into the grid out (7 n_sc).
-    void demod_slot(const gr_complex* in, gr_complex* out);
+    //! FFTs of the slot at in (slot_samples) into the grid out (7 n_sc), with FFT fft.
+    void demod_slot(gr::fft::fft_complex_fwd& fft, const gr_complex* in, gr_complex* out);
 
     const lte_numerology d_num;
     const int d_n_rx;
@@ -45,7 +46,11 @@ private:
     std::vector<int> d_bins;          //!< FFT bin of subcarrier k
     std::vector<gr_complex> d_weight; //!< 1/sqrt(N), times the back-off compensation
     std::vector<int> d_window;        //!< start of symbol l's FFT window in the slot
-    std::unique_ptr<gr::fft::fft_complex_fwd> d_fft;
+    // One FFT per antenna; the antennas of a slot are demodulated on d_threads threads
+    // (the block's own and d_pool's workers).
+    std::vector<std::unique_ptr<gr::fft::fft_complex_fwd>> d_ffts;
+    int d_threads = 1;
+    core::worker_pool d_pool;
     const pmt::pmt_t d_slot_key;
     bool d_aligned = false;
     bool d_warned_missing = false;

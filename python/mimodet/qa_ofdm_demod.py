@@ -51,7 +51,9 @@ class qa_ofdm_demod(gr_unittest.TestCase):
         # element by element (unitary IFFT/FFT, back-off phase compensated).
         rng = np.random.default_rng(1)
         for bw in (1.4, 5, 20):
-            for n_rx in (1, 2):
+            # From 10 MHz the antennas are demodulated on several threads: 3 and 4
+            # antennas split unevenly and evenly over them.
+            for n_rx in (1, 2, 3, 4) if bw == 20 else (1, 2):
                 num = mimodet.lte_numerology.from_bandwidth(bw)
                 S = num.slot_samples()
                 n_slots = 4 if bw == 20 else 12
