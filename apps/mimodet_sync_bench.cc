@@ -23,8 +23,11 @@
 // at the lock are not counted. Reported per configuration: the mean, median and p99
 // microseconds per slot over --seconds (wall clock), the mean for slots 0/10 (PSS search)
 // and the others apart, and the mean thread CPU time per slot (all slots, and slots 0/10),
-// which other processes on a busy machine do not inflate. --dump FILE writes every slot's decisions (timing, slot number, CFO,
-// PSS, sample-rate offset) and a checksum of its samples, to compare two builds.
+// which other processes on a busy machine do not inflate (the calling thread's only: with
+// more than one thread the pool's share is not in it). --threads N: slot_sync's threads
+// (default: as the ofdm_sync block). --dump FILE writes every slot's decisions (timing,
+// slot number, CFO, PSS, sample-rate offset) and a checksum of its samples, to compare
+// two builds.
 
 #include "lte_sync.h"
 #include "fading.h"
@@ -63,6 +66,7 @@ struct options {
     int lead = 3000;
     double seconds = 2;
     int max_slots = 0; // 0: no limit (time only)
+    int threads = 0;   // 0: as the ofdm_sync block
     std::string csv, dump;
     unsigned seed = 1;
 };
@@ -81,6 +85,8 @@ void usage()
         "  --lead N          noise samples before the first slot (default 3000)\n"
         "  --seconds S       timed per configuration (default 2)\n"
         "  --max-slots N     stop after N slots after the lock (default 0: --seconds only)\n"
+        "  --threads N       slot_sync threads (default 0: as the ofdm_sync block, up to\n"
+        "                    min(n_rx, CPU threads, 4) from 10 MHz on)\n"
         "  --seed N          signal seed (default 1)\n"
         "  --csv FILE        also write the rows as CSV\n"
         "  --dump FILE       write every slot's decisions and a checksum of its samples\n");
@@ -120,6 +126,8 @@ options parse(int argc, char** argv)
             o.seconds = std::stod(v);
         else if (a == "--max-slots")
             o.max_slots = std::stoi(v);
+        else if (a == "--threads")
+            o.threads = std::stoi(v);
         else if (a == "--seed")
             o.seed = static_cast<unsigned>(std::stoul(v));
         else if (a == "--csv")
@@ -141,6 +149,8 @@ options parse(int argc, char** argv)
         throw std::invalid_argument("--lead must be 0..1e7");
     if (!(o.seconds > 0 && o.seconds <= 600))
         throw std::invalid_argument("--seconds must be in (0, 600]");
+    if (o.threads < 0 || o.threads > 64)
+        throw std::invalid_argument("--threads must be 0..64");
     if (o.max_slots < 0)
         throw std::invalid_argument("--max-slots must be >= 0");
     if (!(std::abs(o.cfo) <= 0.5))
@@ -285,7 +295,7 @@ int main(int argc, char** argv)
         }
         csv << "bandwidth_mhz,n_tx,n_rx,channel,snr_db,cfo,sro_ppm,slots,mean_us,p50_us,p99_us,"
                "max_us,pss_slot_mean_us,other_slot_mean_us,cpu_mean_us,cpu_pss_slot_mean_us,pss_missed,"
-               "lock_input_start\n";
+               "lock_input_start,threads\n";
     }
     if (!o.dump.empty()) {
         dump.open(o.dump);
@@ -301,8 +311,8 @@ int main(int argc, char** argv)
                 "slots cycled, %.1f s per row\n",
                 std::thread::hardware_concurrency(), o.channel.c_str(), o.snr_db, o.cfo,
                 o.sro_ppm, o.slots, o.seconds);
-    std::printf("%-6s %-6s %8s %9s %9s %9s %9s %10s %10s %9s %9s %7s %s\n", "MHz", "config",
-                "slots", "mean us", "p50 us", "p99 us", "max us", "PSS slot", "other slot",
+    std::printf("%-6s %-6s %7s %8s %9s %9s %9s %9s %10s %10s %9s %9s %7s %s\n", "MHz", "config",
+                "threads", "slots", "mean us", "p50 us", "p99 us", "max us", "PSS slot", "other slot",
                 "CPU us", "CPU PSS", "missed", "x real time");
     for (double mhz : o.bandwidths)
         for (const auto& c : o.configs) {
@@ -310,7 +320,12 @@ int main(int argc, char** argv)
             const auto num = lte_numerology::from_bandwidth(mhz);
             const int S = num.slot_samples();
             const signal sig = make_signal(num, n_tx, n_rx, o);
-            lte_sync::slot_sync sync(num, n_rx, 0);
+            // Threads: lib/ofdm_sync_impl.cc's rule unless --threads.
+            const int hw = static_cast<int>(std::thread::hardware_concurrency());
+            const int threads =
+                o.threads > 0 ? o.threads
+                              : num.fft_size >= 1024 ? std::max(1, std::min({ n_rx, hw, 4 })) : 1;
+            lte_sync::slot_sync sync(num, n_rx, 0, lte_sync::slot_sync_params(), threads);
             std::vector<std::vector<cf>> out(n_rx, std::vector<cf>(S));
             std::vector<cf*> optr;
             for (auto& v : out)
@@ -399,9 +414,9 @@ int main(int argc, char** argv)
                 }
             }
             const double m = mean(us);
-            std::printf("%-6.1f %dx%-4d %8zu %9.1f %9.1f %9.1f %9.1f %10.1f %10.1f %9.1f %9.1f "
+            std::printf("%-6.1f %dx%-4d %7d %8zu %9.1f %9.1f %9.1f %9.1f %10.1f %10.1f %9.1f %9.1f "
                         "%7llu %.2f\n",
-                        mhz, n_tx, n_rx, us.size(), m, pct(us, 0.5), pct(us, 0.99),
+                        mhz, n_tx, n_rx, threads, us.size(), m, pct(us, 0.5), pct(us, 0.99),
                         pct(us, 1.0), mean(us_pss), mean(us_other), mean(cpu), mean(cpu_pss),
                         static_cast<unsigned long long>(missed), 500.0 / m);
             std::fflush(stdout);
@@ -410,7 +425,8 @@ int main(int argc, char** argv)
                     << ',' << o.cfo << ',' << o.sro_ppm << ',' << us.size() << ',' << m << ','
                     << pct(us, 0.5) << ',' << pct(us, 0.99) << ',' << pct(us, 1.0) << ','
                     << mean(us_pss) << ',' << mean(us_other) << ',' << mean(cpu) << ','
-                    << mean(cpu_pss) << ',' << missed << ',' << lock_start << '\n';
+                    << mean(cpu_pss) << ',' << missed << ',' << lock_start << ',' << threads
+                    << '\n';
         }
     return 0;
 }

@@ -6,12 +6,14 @@
  */
 
 #include "lte_sync.h"
+#include "worker_pool.h"
 
 #include <unsupported/Eigen/FFT>
 #include <algorithm>
 #include <cstdarg>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -26,6 +28,11 @@ constexpr double k_timing_floor_s = 15e-9;
 constexpr int k_sync_len = 62;
 //! Sync bins padded to a multiple of 4 (metric_sliding's lanes).
 constexpr int k_pad = 64;
+//! slot_sync: pushes from this many samples copy the antennas in parallel (smaller ones
+//! cost less than waking the pool).
+constexpr int k_parallel_push = 4096;
+//! slot_sync: phasor blocks (cfo_rotator::block) per thread at least when derotating.
+constexpr int k_min_blocks = 2;
 
 //! Subcarrier of sync value i (0..61).
 int sync_subcarrier(const lte_numerology& num, int i) { return num.n_sc / 2 - 31 + i; }
@@ -420,23 +427,35 @@ void pss_correlator::band_energy(const cf* x, int m)
 // ---------------------------------------------------------------------------------
 // CFO
 
-cd cp_correlation(const lte_numerology& num, const std::vector<const cf*>& x, int skip)
+namespace {
+//! cp_correlation's sum over each CP l of one antenna into s[l]; adding them up in
+//! antenna and symbol order gives cp_correlation (slot_sync computes them in parallel).
+void cp_symbol_sums(const lte_numerology& num, const cf* xa, int skip, cd* s)
 {
     const int N = num.fft_size;
-    cd r = 0.0;
-    for (const cf* xa : x) {
-        int off = 0;
-        for (int l = 0; l < lte_numerology::symbols_per_slot; ++l) {
-            const int cp = num.cp_length(l);
-            double re = 0.0, im = 0.0;
-            for (int n = off + std::min(skip, cp - 1); n < off + cp; ++n) {
-                const cf a = xa[n], b = xa[n + N];
-                re += a.real() * b.real() + a.imag() * b.imag();
-                im += a.real() * b.imag() - a.imag() * b.real();
-            }
-            r += cd(re, im);
-            off += cp + N;
+    int off = 0;
+    for (int l = 0; l < lte_numerology::symbols_per_slot; ++l) {
+        const int cp = num.cp_length(l);
+        double re = 0.0, im = 0.0;
+        for (int n = off + std::min(skip, cp - 1); n < off + cp; ++n) {
+            const cf a = xa[n], b = xa[n + N];
+            re += a.real() * b.real() + a.imag() * b.imag();
+            im += a.real() * b.imag() - a.imag() * b.real();
         }
+        s[l] = cd(re, im);
+        off += cp + N;
+    }
+}
+} // namespace
+
+cd cp_correlation(const lte_numerology& num, const std::vector<const cf*>& x, int skip)
+{
+    cd r = 0.0;
+    cd s[lte_numerology::symbols_per_slot];
+    for (const cf* xa : x) {
+        cp_symbol_sums(num, xa, skip, s);
+        for (const cd& v : s)
+            r += v;
     }
     return r;
 }
@@ -526,7 +545,6 @@ void cfo_rotator::phasors(int64_t index0, cf* ph, int n) const
     // the FPU mostly idle.
     const cd step = std::polar(1.0, -k_two_pi * d_cfo / d_n);
     const double sr = step.real(), si = step.imag();
-    constexpr int block = 1024;
     const int full = n / block;
     double p0r[8], p0i[8];
     for (int g0 = 0; g0 < n;) {
@@ -632,17 +650,39 @@ void frac_interp::resample(const cf* x, double p0, double rate, cf* out, int n) 
         const float* t1 = t0 + taps;
         for (int k = 0; k < taps; ++k)
             h[k] = t0[k] + g * (t1[k] - t0[k]);
-        for (int i = i0; i < i0 + m; ++i) {
-            // Integer sample of output i with the block's fraction: round(p - fc) + fc = p
-            // within the block's drift.
-            const int64_t d = std::llround(p0 + i * rate - fc);
-            const cf* xs = x + d - before;
+        // Integer sample of output i with the block's fraction: round(p - fc) + fc = p
+        // within the block's drift.
+        int64_t d[block];
+        for (int j = 0; j < m; ++j)
+            d[j] = std::llround(p0 + (i0 + j) * rate - fc);
+        if (m == block && d[1] == d[0] + 1 && d[2] == d[0] + 2 && d[3] == d[0] + 3) {
+            // Consecutive inputs (all but about one block in 1 / |rate - 1|): the 4
+            // outputs' re and im side by side in two vectors, each lane the same sum over
+            // the taps in the same order as below (the same values), 4 times fewer
+            // instructions.
+            using v4 = float __attribute__((vector_size(16)));
+            const float* xs = reinterpret_cast<const float*>(x + d[0] - before);
+            v4 lo = {}, hi = {}; // outputs 0, 1 and 2, 3 (re, im)
+            for (int k = 0; k < taps; ++k) {
+                v4 a, b;
+                std::memcpy(&a, xs + 2 * k, sizeof a);
+                std::memcpy(&b, xs + 2 * k + 4, sizeof b);
+                lo += h[k] * a;
+                hi += h[k] * b;
+            }
+            float* o = reinterpret_cast<float*>(out + i0);
+            std::memcpy(o, &lo, sizeof lo);
+            std::memcpy(o + 4, &hi, sizeof hi);
+            continue;
+        }
+        for (int j = 0; j < m; ++j) {
+            const cf* xs = x + d[j] - before;
             float re = 0.0f, im = 0.0f;
             for (int k = 0; k < taps; ++k) {
                 re += h[k] * xs[k].real();
                 im += h[k] * xs[k].imag();
             }
-            out[i] = cf(re, im);
+            out[i0 + j] = cf(re, im);
         }
     }
 }
@@ -748,7 +788,8 @@ sss_decision detect_sss(const std::vector<std::vector<cf>>& pss_bins,
 slot_sync::slot_sync(const lte_numerology& num,
                      int n_rx,
                      int cell_id,
-                     const slot_sync_params& params)
+                     const slot_sync_params& params,
+                     int threads)
     : d_num(num),
       d_n_rx(n_rx),
       d_cell_id(cell_id),
@@ -777,12 +818,18 @@ slot_sync::slot_sync(const lte_numerology& num,
         params.sro_max_ppm > 1e4)
         throw std::invalid_argument("mimodet: sro_resample_drift must be > 0 and "
                                     "sro_max_ppm in (0, 1e4]");
+    if (threads < 1)
+        throw std::invalid_argument("mimodet: slot_sync needs threads >= 1");
+    d_threads = std::min(threads, n_rx);
+    if (d_threads > 1)
+        d_pool = std::make_unique<core::worker_pool>();
     d_block = 3 * d_n;
     d_cand_half = d_n / 4;
     d_buf.resize(n_rx);
     d_raw.assign(n_rx, std::vector<cf>(d_slot));
     d_ph.resize(d_slot);
     d_cor.resize(n_rx);
+    d_cp_sums.resize(static_cast<size_t>(n_rx) * lte_numerology::symbols_per_slot);
     d_pss_bins.assign(n_rx, std::vector<cf>(k_sync_len));
     d_sss_bins.assign(n_rx, std::vector<cf>(k_sync_len));
     acquisition_restart(0);
@@ -804,8 +851,20 @@ void slot_sync::push(const std::vector<const cf*>& in, int n)
 {
     if (static_cast<int>(in.size()) != d_n_rx)
         throw std::invalid_argument("mimodet: slot_sync::push: wrong number of antennas");
-    for (int a = 0; a < d_n_rx; ++a)
-        d_buf[a].insert(d_buf[a].end(), in[a], in[a] + n);
+    // A slot of input is a few hundred kB: one copy per antenna in parallel.
+    const int t = n >= k_parallel_push ? d_threads : 1;
+    parallel(t, [&](size_t k) {
+        for (int a = static_cast<int>(k); a < d_n_rx; a += t)
+            d_buf[a].insert(d_buf[a].end(), in[a], in[a] + n);
+    });
+}
+
+void slot_sync::parallel(int n, const std::function<void(size_t)>& fn)
+{
+    if (n > 1)
+        d_pool->run(static_cast<size_t>(n), fn);
+    else
+        fn(0);
 }
 
 void slot_sync::discard_before(int64_t n)
@@ -986,14 +1045,36 @@ void slot_sync::set_resampling()
 
 void slot_sync::corrected(int64_t start, int len)
 {
-    if (static_cast<int>(d_ph.size()) < len)
-        d_ph.resize(len);
-    d_rot.phasors(start, d_ph.data(), len);
+    d_ptr.clear();
+    d_optr.clear();
     for (int a = 0; a < d_n_rx; ++a) {
         if (static_cast<int>(d_cor[a].size()) < len)
             d_cor[a].resize(len);
-        cfo_rotator::multiply(at(a, start), d_ph.data(), d_cor[a].data(), len);
+        d_ptr.push_back(at(a, start));
+        d_optr.push_back(d_cor[a].data());
     }
+    derotate(start, d_ptr, d_optr.data(), len);
+}
+
+void slot_sync::derotate(int64_t start,
+                         const std::vector<const cf*>& in,
+                         cf* const* out,
+                         int len)
+{
+    if (static_cast<int>(d_ph.size()) < len)
+        d_ph.resize(len);
+    // Whole phasor blocks per thread, so that every thread's phasors are the values of
+    // one phasors() call over the whole range; the phasors stay in cache for the antennas.
+    constexpr int B = cfo_rotator::block;
+    const int blocks = (len + B - 1) / B;
+    const int t = std::max(1, std::min(d_threads, blocks / k_min_blocks));
+    parallel(t, [&](size_t k) {
+        const int i0 = static_cast<int>(blocks * k / t) * B;
+        const int i1 = std::min(len, static_cast<int>(blocks * (k + 1) / t) * B);
+        d_rot.phasors(start + i0, d_ph.data() + i0, i1 - i0);
+        for (int a = 0; a < d_n_rx; ++a)
+            cfo_rotator::multiply(in[a] + i0, d_ph.data() + i0, out[a] + i0, i1 - i0);
+    });
 }
 
 bool slot_sync::sync_bins(int64_t pos, std::vector<std::vector<cf>>& bins)
@@ -1019,12 +1100,12 @@ bool slot_sync::refine_pss(int64_t expected, int half_width, int64_t* found, flo
         return false;
     const int n_lags = static_cast<int>(hi - lo + 1);
     corrected(lo, n_lags + d_n - 1);
-    d_ptr.clear();
+    d_ptr.clear(); // corrected() used it for its input
     for (const auto& v : d_cor)
         d_ptr.push_back(v.data());
     auto& m = d_refine;
     m.resize(n_lags);
-    d_corr.metric(d_ptr, n_lags, m.data());
+    d_corr.metric(d_ptr, n_lags, m.data()); // d_ptr: the corrected samples
     int best = -1;
     float bv = -1.0f;
     for (int i = 0; i < n_lags; ++i)
@@ -1286,22 +1367,28 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
     // transmitter's sample clock (positions clock_pos(d_n_out + i)).
     // (Without resampling they are read in place from the input buffer.)
     int64_t start = d_start;
+    const double p0 = clock_pos(d_n_out);
+    if (d_resample)
+        start = std::llround(p0);
     auto& ptr = d_ptr;
     ptr.clear();
-    if (d_resample) {
-        const double p0 = clock_pos(d_n_out);
-        start = std::llround(p0);
-        for (int a = 0; a < d_n_rx; ++a) {
-            d_interp.resample(at(a, start), p0 - start, d_clk_b, d_raw[a].data(), d_slot);
-            ptr.push_back(d_raw[a].data());
-        }
-    } else {
-        for (int a = 0; a < d_n_rx; ++a)
-            ptr.push_back(at(a, start));
-    }
+    for (int a = 0; a < d_n_rx; ++a)
+        ptr.push_back(d_resample ? d_raw[a].data() : at(a, start));
     // CFO: smoothed CP correlation (skipping the first quarter of every CP, where the
-    // previous symbol's delay spread lands).
-    const cd r = cp_correlation(d_num, ptr, d_num.cp_other / 4);
+    // previous symbol's delay spread lands); its per-antenna sums go with the
+    // resampling, on the threads when resampling (too little work alone).
+    constexpr int L = lte_numerology::symbols_per_slot;
+    const int t = d_resample ? d_threads : 1;
+    parallel(t, [&](size_t k) {
+        for (int a = static_cast<int>(k); a < d_n_rx; a += t) {
+            if (d_resample)
+                d_interp.resample(at(a, start), p0 - start, d_clk_b, d_raw[a].data(), d_slot);
+            cp_symbol_sums(d_num, ptr[a], d_num.cp_other / 4, &d_cp_sums[a * L]);
+        }
+    });
+    cd r = 0.0; // cp_correlation's order of additions
+    for (const cd& v : d_cp_sums)
+        r += v;
     if (finite(r)) {
         // A plain mean over the first 1/cfo_alpha slots after the lock, then exponential.
         const double w = std::max(d_p.cfo_alpha, 1.0 / (++d_cfo_slots));
@@ -1320,11 +1407,7 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
         d_nonfinite = true;
     }
     // One set of phasors for all antennas (the same values as d_rot.apply per antenna).
-    if (static_cast<int>(d_ph.size()) < d_slot)
-        d_ph.resize(d_slot);
-    d_rot.phasors(start, d_ph.data(), d_slot);
-    for (int a = 0; a < d_n_rx; ++a)
-        cfo_rotator::multiply(ptr[a], d_ph.data(), out[a], d_slot);
+    derotate(start, ptr, out.data(), d_slot);
     info.ns = d_ns;
     info.input_start = start;
     info.timing_step = d_last_start < 0 ? 0 : static_cast<int>(start - d_last_start - d_slot);

@@ -25,6 +25,9 @@
 
 namespace gr {
 namespace mimodet {
+namespace core {
+class worker_pool;
+}
 namespace lte_sync {
 
 using cf = std::complex<float>;
@@ -118,6 +121,9 @@ MIMODET_API int cp_search(const lte_numerology& num,
 class MIMODET_API cfo_rotator
 {
 public:
+    //! phasors() starts every `block` samples from the exact phase, so phasors(index0 +
+    //! k block, ph + k block, m) continues phasors(index0, ph, n) bit for bit.
+    static constexpr int block = 1024;
     explicit cfo_rotator(int fft_size) : d_n(fft_size) {}
     //! Changes the CFO keeping the phase continuous at absolute sample index n.
     void retune(double cfo, int64_t n);
@@ -286,10 +292,14 @@ class MIMODET_API slot_sync
 public:
     using log_fn = std::function<void(int level, const std::string& msg)>; // 0 debug .. 3 error
 
+    //! threads > 1: a slot's per-antenna work (input copies, resampling, CP sums) and its
+    //! CFO correction are shared among min(threads, n_rx) threads (a persistent pool);
+    //! the output is bit-identical to threads = 1.
     slot_sync(const lte_numerology& num,
               int n_rx,
               int cell_id,
-              const slot_sync_params& params = slot_sync_params());
+              const slot_sync_params& params = slot_sync_params(),
+              int threads = 1);
     ~slot_sync();
 
     void set_logger(log_fn f) { d_log = std::move(f); }
@@ -322,6 +332,11 @@ private:
     //! CFO-corrected samples [start, start + len) of every antenna into d_cor (one set
     //! of phasors for all antennas).
     void corrected(int64_t start, int len);
+    //! out[a][i] = in[a][i] exp(-j phase(start + i)), i < len, phasors in d_ph; split
+    //! in time (whole phasor blocks) over the threads when long enough.
+    void derotate(int64_t start, const std::vector<const cf*>& in, cf* const* out, int len);
+    //! fn(0 .. n-1), on the pool when n > 1.
+    void parallel(int n, const std::function<void(size_t)>& fn);
     //! sync_dft of the CFO-corrected N samples at pos on every antenna into bins; false
     //! (nothing computed) when they are not all in the buffer.
     bool sync_bins(int64_t pos, std::vector<std::vector<cf>>& bins);
@@ -354,6 +369,8 @@ private:
     cfo_rotator d_rot;
     log_fn d_log;
     int d_n, d_slot, d_half, d_track;
+    int d_threads;                           //!< 1: no pool
+    std::unique_ptr<core::worker_pool> d_pool;
 
     std::vector<std::vector<cf>> d_buf;
     int64_t d_base = 0;
@@ -389,6 +406,8 @@ private:
     std::vector<std::vector<cf>> d_sss_bins;
     int64_t d_pss_bins_pos = -1;              //!< -1: d_pss_bins not valid
     std::vector<const cf*> d_ptr;
+    std::vector<cf*> d_optr;
+    std::vector<cd> d_cp_sums;                //!< CP sums per antenna and symbol
 
     // sample-rate offset
     frac_interp d_interp;
