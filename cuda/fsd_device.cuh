@@ -124,11 +124,8 @@ MIMODET_HD void fsd_preprocess_one(const float2* hm,
             scale = fmax(scale, hypot(Rm[i][j].x, Rm[i][j].y));
 
     qr_store(q, Rm, p, nr, nt, Qo, Ro, pm);
-    for (int k = 0; k < nt; ++k) {
-        const double rkk = Rm[k][k].x;
-        // As the CPU: a vanishing R(k,k) makes every symbol cost the same at that level.
-        inv_diag[k] = rkk > 1e-13 * scale ? 1.0 / rkk : 0.0;
-    }
+    for (int k = 0; k < nt; ++k)
+        inv_diag[k] = sic_inverse(Rm[k][k].x, scale); // as the CPU (qr.h)
 }
 
 //! One thread per channel matrix; per-matrix strides as in fsd_preprocess_one, perm's 8.

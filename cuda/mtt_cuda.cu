@@ -29,6 +29,7 @@
 // Everything is double precision and every arg-min keeps the first minimum, like the
 // CPU, so the paths are the CPU's and the LLRs differ by rounding only.
 
+#include "../lib/core/fsd_common.h"
 #include "../lib/core/mtt_common.h"
 #include "batch_detector.h"
 #include "mtt_cuda.h"
@@ -52,7 +53,7 @@ constexpr int k_mtt_prep_threads = 32;
 /*!
  * One thread per channel matrix: the sorted or the plain QR (qr_device.cuh; per-matrix
  * strides n_tx*n_rx for Qc, n_tx^2 for R, k_max_ant for perm) and 1/R(p,p) for the
- * extension slicer (n_tx per matrix, mtt::inverse_diagonal).
+ * extension slicer (n_tx per matrix, sic_inverse: the FSD's rule).
  */
 __global__ void __launch_bounds__(k_mtt_prep_threads)
     mtt_preprocess_kernel(const float2* __restrict__ H,
@@ -79,7 +80,7 @@ __global__ void __launch_bounds__(k_mtt_prep_threads)
     for (int i = 0; i < nt * nt; ++i)
         scale = fmax(scale, hypot(ro[i].x, ro[i].y));
     for (int k = 0; k < nt; ++k)
-        inv_diag[mm * nt + k] = mtt::inverse_diagonal(ro[k * nt + k].x, scale);
+        inv_diag[mm * nt + k] = sic_inverse(ro[k * nt + k].x, scale);
 }
 
 //! Shared memory of one vector: the survivors' metrics M, two list-metric buffers of M

@@ -92,7 +92,7 @@ mtt_cancel(const double2* src, const double2* Rm, int p, double2 x, double2* dst
 
 /*!
  * One path extension (Eqs. 10-11) at position ps: the path's best outgoing edge, the
- * point nearest ext[ps] / R(ps,ps) (inv = mtt::inverse_diagonal), as the CPU's
+ * point nearest ext[ps] / R(ps,ps) (inv = sic_inverse), as the CPU's
  * best_edge; cancels it from ext and returns its weight |ext[ps] - R(ps,ps) x|^2.
  */
 template <int NT>

@@ -53,7 +53,7 @@ public:
         const int nr = static_cast<int>(H.rows());
         const auto qr = qr_permuted(H, fsd_ordering(H, d_full_levels));
         d_R = &qr.R;
-        set_inverse_diagonal(qr.R);
+        sic_inverse_diagonal(qr.R, d_inv_diag.data());
         const int nb = d_nt * d_q;
         for (int s = 0; s < n_sym; ++s) {
             d_z.noalias() = qr.Q.adjoint() * Eigen::Map<const VecC>(y + s * nr, nr);
@@ -74,17 +74,6 @@ public:
     }
 
 private:
-    // 1/R(k,k), or 0 where R(k,k) vanishes (rank-deficient H): the SIC slicer then sees
-    // 0 and any symbol costs the same there, so the choice is harmless and finite.
-    void set_inverse_diagonal(const MatC& R)
-    {
-        const double scale = R.cwiseAbs().maxCoeff();
-        for (int k = 0; k < d_nt; ++k) {
-            const double rkk = R(k, k).real();
-            d_inv_diag[k] = rkk > 1e-13 * scale ? 1.0 / rkk : 0.0;
-        }
-    }
-
     // Depth-first over the tree: levels above d_first_se_level get all M children, the
     // others the SIC child only; leaves compete for the least metric.
     void search(int k, double partial)

@@ -28,6 +28,18 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
+//! 1/R(k,k) for a SIC slicer, or 0 where R(k,k) vanishes (rank-deficient H; scale =
+//! max |R(i,j)|): the slicer then sees 0 and any symbol costs the same at that level, so
+//! the choice is harmless and finite. One rule for the FSD, the SFSD and the MTT's
+//! extensions, on the CPU (qr.h sic_inverse_diagonal) and in their CUDA kernels.
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline double sic_inverse(double rkk, double scale)
+{
+    return rkk > 1e-13 * scale ? 1.0 / rkk : 0.0;
+}
+
 //! Default number of fully expanded levels (the paper's examples; Eq. 7 asks for
 //! T >= sqrt(n_tx) - 1, which T = 1 meets up to n_tx = 4).
 constexpr int fsd_default_full_levels = 1;

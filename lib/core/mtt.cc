@@ -103,9 +103,7 @@ private:
     void prepare(const MatC& R)
     {
         const auto& pts = d_c.points();
-        const double scale = R.cwiseAbs().maxCoeff();
-        for (int p = 0; p < d_nt; ++p)
-            d_inv_diag[p] = mtt::inverse_diagonal(R(p, p).real(), scale);
+        sic_inverse_diagonal(R, d_inv_diag.data());
         for (int p = 0; p < d_nt; ++p)
             for (int q = 0; q < d_M; ++q) {
                 const cd dv = R(p, p) * pts[q];

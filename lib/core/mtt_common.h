@@ -93,17 +93,6 @@ inline uint32_t vertex_expansions_per_vector(int n_tx, int order)
     return 1 + static_cast<uint32_t>(n_tx - 1) * static_cast<uint32_t>(order);
 }
 
-//! 1/R(p,p) for the extension slicer, or 0 where R(p,p) vanishes (rank-deficient H;
-//! scale = max |R(i,j)|): every point then costs the same at that position, and the
-//! slicer's choice is harmless and finite. The FSD's rule (fsd.cc, fsd_device.cuh).
-#ifdef __CUDACC__
-__host__ __device__
-#endif
-inline double inverse_diagonal(double rpp, double scale)
-{
-    return rpp > 1e-13 * scale ? 1.0 / rpp : 0.0;
-}
-
 } // namespace mtt
 } // namespace core
 } // namespace mimodet

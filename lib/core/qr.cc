@@ -6,6 +6,7 @@
  */
 
 #include "qr.h"
+#include "fsd_common.h"
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -155,6 +156,13 @@ std::vector<int> fsd_ordering(const Mat& H, int full_levels)
         remaining.erase(remaining.begin() + pick);
     }
     return perm;
+}
+
+void sic_inverse_diagonal(const MatC& R, double* inv)
+{
+    const double scale = R.cwiseAbs().maxCoeff();
+    for (int k = 0; k < R.cols(); ++k)
+        inv[k] = sic_inverse(R(k, k).real(), scale);
 }
 
 template qr_result<MatR> qr_householder(const MatR&);

@@ -55,6 +55,9 @@ qr_result<Mat> qr_permuted(const Mat& H, const std::vector<int>& perm);
 template <typename Mat>
 std::vector<int> fsd_ordering(const Mat& H, int full_levels);
 
+//! inv[k] = sic_inverse(R(k,k), max |R(i,j)|) (fsd_common.h) for k < R.cols().
+void sic_inverse_diagonal(const MatC& R, double* inv);
+
 //! y' = Q^H y for one received vector.
 template <typename Mat, typename Vec>
 Vec rotate(const qr_result<Mat>& qr, const Vec& y)

@@ -70,7 +70,7 @@ public:
         const int nr = static_cast<int>(H.rows());
         const auto qr = qr_permuted(H, fsd_ordering(H, d_full_levels));
         d_R = &qr.R;
-        set_inverse_diagonal(qr.R);
+        sic_inverse_diagonal(qr.R, d_inv_diag.data());
         // LLR slot of the first bit of each ordered level (undoes the FSD ordering).
         for (int k = 0; k < d_nt; ++k)
             d_slot[k] = qr.perm[k] * d_q;
@@ -97,17 +97,6 @@ public:
     }
 
 private:
-    // 1/R(k,k), or 0 where R(k,k) vanishes (rank-deficient H): the SIC slicer then sees
-    // 0 and any symbol costs the same there, so the choice is harmless and finite.
-    void set_inverse_diagonal(const MatC& R)
-    {
-        const double scale = R.cwiseAbs().maxCoeff();
-        for (int k = 0; k < d_nt; ++k) {
-            const double rkk = R(k, k).real();
-            d_inv_diag[k] = rkk > 1e-13 * scale ? 1.0 / rkk : 0.0;
-        }
-    }
-
     cd residual(int k) const
     {
         const MatC& R = *d_R;
