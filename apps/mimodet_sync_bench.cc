@@ -30,6 +30,7 @@
 // two builds.
 
 #include "lte_sync.h"
+#include "worker_pool.h"
 #include "fading.h"
 #include "slot_mapper.h"
 #include "bench_cli.h"
@@ -320,11 +321,9 @@ int main(int argc, char** argv)
             const auto num = lte_numerology::from_bandwidth(mhz);
             const int S = num.slot_samples();
             const signal sig = make_signal(num, n_tx, n_rx, o);
-            // Threads: lib/ofdm_sync_impl.cc's rule unless --threads.
-            const int hw = static_cast<int>(std::thread::hardware_concurrency());
+            // Threads: the ofdm_sync block's rule unless --threads.
             const int threads =
-                o.threads > 0 ? o.threads
-                              : num.fft_size >= 1024 ? std::max(1, std::min({ n_rx, hw, 4 })) : 1;
+                o.threads > 0 ? o.threads : core::antenna_threads(num.fft_size, n_rx);
             lte_sync::slot_sync sync(num, n_rx, 0, lte_sync::slot_sync_params(), threads);
             std::vector<std::vector<cf>> out(n_rx, std::vector<cf>(S));
             std::vector<cf*> optr;

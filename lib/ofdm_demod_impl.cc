@@ -12,7 +12,6 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 namespace gr {
 namespace mimodet {
@@ -26,8 +25,6 @@ int checked_n_rx(int n_rx)
     return n_rx;
 }
 int grid_size(double bw) { return 7 * lte_numerology::from_bandwidth(bw).n_sc; }
-constexpr int k_parallel_fft_size = 1024; // FFT length from which antennas run in parallel
-constexpr int k_max_threads = 4;
 } // namespace
 
 ofdm_demod::sptr
@@ -81,9 +78,7 @@ ofdm_demod_impl::ofdm_demod_impl(double bandwidth_mhz,
     // A slot's antennas in parallel where the FFTs are long enough to pay for the hand
     // over (10 MHz and up): at 20 MHz 4 antennas are 28 FFTs of 2048 points, the
     // receiver's latency is a chain of such per-slot stages.
-    const int hw = static_cast<int>(std::thread::hardware_concurrency());
-    d_threads = N >= k_parallel_fft_size ? std::max(1, std::min({ n_rx, hw, k_max_threads }))
-                                         : 1;
+    d_threads = core::antenna_threads(N, n_rx);
     set_tag_propagation_policy(TPP_DONT);
     set_relative_rate(1, static_cast<uint64_t>(d_slot));
 }

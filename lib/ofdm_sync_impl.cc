@@ -6,11 +6,11 @@
  */
 
 #include "ofdm_sync_impl.h"
+#include "core/worker_pool.h"
 #include <gnuradio/io_signature.h>
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 namespace gr {
 namespace mimodet {
@@ -30,18 +30,6 @@ int checked_cell(int cell_id)
                                     std::to_string(cell_id));
     return cell_id;
 }
-constexpr int k_parallel_fft_size = 1024; // FFT length from which antennas run in parallel
-constexpr int k_max_threads = 4;
-//! As ofdm_demod: a slot's antennas in parallel from 10 MHz on, where the work per slot
-//! (at 20 MHz 4 antennas: 4 x 15360 samples copied, derotated, maybe resampled) pays for
-//! the hand over; the block is on the receiver's per-slot latency path.
-int sync_threads(double bandwidth_mhz, int n_rx)
-{
-    const int hw = static_cast<int>(std::thread::hardware_concurrency());
-    return lte_numerology::from_bandwidth(bandwidth_mhz).fft_size >= k_parallel_fft_size
-               ? std::max(1, std::min({ n_rx, hw, k_max_threads }))
-               : 1;
-}
 } // namespace
 
 ofdm_sync::sptr ofdm_sync::make(double bandwidth_mhz, int n_rx, int cell_id)
@@ -60,7 +48,10 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
              n_rx,
              checked_cell(cell_id),
              lte_sync::slot_sync_params(),
-             sync_threads(bandwidth_mhz, n_rx)),
+             // A slot's per-antenna work in parallel from 10 MHz on: the block is on the
+             // receiver's per-slot latency path.
+             core::antenna_threads(lte_numerology::from_bandwidth(bandwidth_mhz).fft_size,
+                                   n_rx)),
       d_slot_key(pmt::mp("slot")),
       d_in(n_rx),
       d_out(n_rx)

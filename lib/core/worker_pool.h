@@ -16,12 +16,26 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <algorithm>
 #include <thread>
 #include <vector>
 
 namespace gr {
 namespace mimodet {
 namespace core {
+
+/*!
+ * Threads for a receiver stage that shares a slot's antennas out (ofdm_sync's core,
+ * ofdm_demod): min(n_rx, hardware threads, 4) where the FFT is 1024 points or more (10 MHz
+ * and up), else 1: below that a slot's work per antenna costs less than the hand-over.
+ */
+inline int antenna_threads(int fft_size, int n_rx)
+{
+    if (fft_size < 1024)
+        return 1;
+    const int hw = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, std::min({ n_rx, hw, 4 }));
+}
 
 /*!
  * Persistent workers: run(n, fn) calls fn(t) for t in [0, n), t = 0 on the caller and
