@@ -96,6 +96,16 @@ inline std::vector<std::pair<int, int>> parse_configs(const std::string& s)
     return out;
 }
 
+//! Percentile p (0..1) of the values: the sorted value at index round(p (n - 1)); 0 for
+//! none. (The benchmarks' timing columns.)
+inline double percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))];
+}
+
 } // namespace bench_cli
 
 #endif

@@ -40,6 +40,8 @@ using clk = std::chrono::steady_clock;
 
 namespace {
 
+using bench_cli::percentile;
+
 struct options {
     std::vector<double> bandwidths = { 1.4, 5, 20 };
     std::vector<std::pair<int, int>> configs = { { 2, 2 }, { 4, 4 } }; // n_tx, n_rx
@@ -182,12 +184,6 @@ slot_set make_slots(const lte_numerology& num, int n_tx, int n_rx, int n, double
     return s;
 }
 
-double pct(std::vector<double> v, double p)
-{
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))];
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -263,14 +259,15 @@ int main(int argc, char** argv)
                 const char* check = threads == o.threads.front() ? "(reference)"
                                     : same                       ? "identical"
                                                                  : "DIFFERENT";
+                const double p50 = percentile(ms, 0.5), p99 = percentile(ms, 0.99);
                 std::printf("%-8.1f %dx%-4d %7d %14.3f %9.4f %9.4f %9.4f %10.0f %s\n",
-                            mhz, c.first, c.second, threads, first_ms, mean, pct(ms, 0.5),
-                            pct(ms, 0.99), 1e3 / mean, check);
+                            mhz, c.first, c.second, threads, first_ms, mean, p50, p99,
+                            1e3 / mean, check);
                 std::fflush(stdout);
                 if (csv)
                     csv << mhz << ',' << c.first << ',' << c.second << ',' << threads << ','
-                        << first_ms << ',' << mean << ',' << pct(ms, 0.5) << ','
-                        << pct(ms, 0.99) << ',' << 1e3 / mean << ','
+                        << first_ms << ',' << mean << ',' << p50 << ',' << p99 << ','
+                        << 1e3 / mean << ','
                         << (threads == o.threads.front() ? "reference" : same ? "yes" : "no")
                         << '\n';
                 if (!same)

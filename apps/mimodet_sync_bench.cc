@@ -56,6 +56,8 @@ using clk = std::chrono::steady_clock;
 
 namespace {
 
+using bench_cli::percentile;
+
 struct options {
     std::vector<double> bandwidths = { 20 };
     std::vector<std::pair<int, int>> configs = { { 4, 4 } }; // n_tx, n_rx
@@ -260,14 +262,6 @@ double cpu_us()
     return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
 }
 
-double pct(std::vector<double> v, double p)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))];
-}
-
 double mean(const std::vector<double>& v)
 {
     double m = 0;
@@ -413,16 +407,18 @@ int main(int argc, char** argv)
                 }
             }
             const double m = mean(us);
+            const double p50 = percentile(us, 0.5), p99 = percentile(us, 0.99),
+                         pmax = percentile(us, 1.0);
             std::printf("%-6.1f %dx%-4d %7d %8zu %9.1f %9.1f %9.1f %9.1f %10.1f %10.1f %9.1f %9.1f "
                         "%7llu %.2f\n",
-                        mhz, n_tx, n_rx, threads, us.size(), m, pct(us, 0.5), pct(us, 0.99),
-                        pct(us, 1.0), mean(us_pss), mean(us_other), mean(cpu), mean(cpu_pss),
+                        mhz, n_tx, n_rx, threads, us.size(), m, p50, p99,
+                        pmax, mean(us_pss), mean(us_other), mean(cpu), mean(cpu_pss),
                         static_cast<unsigned long long>(missed), 500.0 / m);
             std::fflush(stdout);
             if (csv)
                 csv << mhz << ',' << n_tx << ',' << n_rx << ',' << o.channel << ',' << o.snr_db
                     << ',' << o.cfo << ',' << o.sro_ppm << ',' << us.size() << ',' << m << ','
-                    << pct(us, 0.5) << ',' << pct(us, 0.99) << ',' << pct(us, 1.0) << ','
+                    << p50 << ',' << p99 << ',' << pmax << ','
                     << mean(us_pss) << ',' << mean(us_other) << ',' << mean(cpu) << ','
                     << mean(cpu_pss) << ',' << missed << ',' << lock_start << ',' << threads
                     << '\n';
