@@ -45,6 +45,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <gnuradio/blocks/vector_sink.h>
@@ -998,6 +999,9 @@ run_result run_one(const options& o,
                 fb << ',' << trace_v[i * w + j];
             fb << '\n';
         }
+        if (!fs || !fb)
+            std::cerr << "mimodet_flowgraph_bench: cannot write the trace files " << o.trace
+                      << tag << "_{slots,blocks}.csv\n";
     }
     if (k1.wanted > k0.wanted)
         res.steal_pct = 100.0 * (k1.steal - k0.steal) / (k1.wanted - k0.wanted);
@@ -1052,6 +1056,17 @@ int main(int argc, char** argv)
         std::cerr << "mimodet_flowgraph_bench: " << e.what() << "\n";
         usage();
         return 2;
+    }
+    if (!o.trace.empty()) {
+        // The trace files are written after each run: refuse a prefix whose folder is not
+        // there before spending minutes on runs whose traces would be lost.
+        const auto dir = std::filesystem::path(o.trace).parent_path();
+        std::error_code ec;
+        if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+            std::cerr << "mimodet_flowgraph_bench: --trace " << o.trace << ": no folder "
+                      << dir.string() << "\n";
+            return 2;
+        }
     }
     std::ofstream csv;
     if (!o.csv.empty()) {
