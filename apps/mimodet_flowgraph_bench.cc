@@ -62,11 +62,15 @@
 #include <gnuradio/mimodet/ofdm_sync.h>
 #include <gnuradio/mimodet/slot_framer.h>
 #include <gnuradio/prefs.h>
+#include <gnuradio/realtime.h>
 #include <gnuradio/sync_block.h>
 #include <gnuradio/top_block.h>
 #include <iostream>
 #include <mutex>
+#include <memory>
 #include <pmt/pmt.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <random>
 #include <sstream>
@@ -119,6 +123,8 @@ struct options {
     uint64_t seed = 1;
     std::string csv;
     std::string trace; // file prefix: per-slot and per-block timelines of each run
+    bool probe = false; // with trace: time fixed CPU and memory work beside the receiver
+    bool rt = false;    // real-time scheduling for the flowgraph's threads
 };
 
 constexpr double k_realtime_slots_per_s = 2000; // LTE: one slot per 0.5 ms
@@ -190,6 +196,12 @@ void usage()
            "                     measured slot's entry and exit time) and _blocks.csv\n"
            "                     (every 0.2 ms: each block's items out and work() time\n"
            "                     so far), to find which block a latency spike waits on\n"
+           "  --probe            with --trace: a probe thread times a fixed arithmetic\n"
+           "                     chain and a fixed chain of DRAM loads every 0.2 ms\n"
+           "                     (PREFIX_..._probe.csv): if they slow down with the\n"
+           "                     receiver, the machine slowed down, not a block\n"
+           "  --rt               real-time scheduling (SCHED_FIFO) for the flowgraph's\n"
+           "                     threads, as GRC's \"Realtime Scheduling\" option does\n"
            "Real time: 20 MHz LTE is 2000 slots/s; the target is every detector >= 2000\n"
            "slots/s unthrottled and p99 latency <= 1 ms at 20 MHz 4x4 64QAM, 20 dB.\n";
 }
@@ -267,6 +279,10 @@ options parse(int argc, char** argv)
             o.csv = next();
         else if (a == "--trace")
             o.trace = next();
+        else if (a == "--probe")
+            o.probe = true;
+        else if (a == "--rt")
+            o.rt = true;
         else if (a == "-h" || a == "--help") {
             usage();
             std::exit(0);
@@ -319,6 +335,8 @@ options parse(int argc, char** argv)
     for (double s : o.snrs)
         if (s < -20 || s > 100)
             throw std::invalid_argument("--snr: values must be within -20 .. 100 dB");
+    if (o.probe && o.trace.empty())
+        throw std::invalid_argument("--probe needs --trace (it writes PREFIX_..._probe.csv)");
     return o;
 }
 
@@ -743,6 +761,93 @@ generate(const options& o, int nt, int nr, const std::string& mod, double snr, b
 }
 
 // ------------------------------------------------------------------------------------
+// --probe: fixed work timed beside the receiver.
+
+//! Puts the calling thread back to ordinary time sharing (--rt makes every thread the
+//! main thread starts real-time; the measuring threads must not preempt the receiver).
+void normal_scheduling()
+{
+    sched_param sp{};
+    sp.sched_priority = 0;
+    pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+}
+
+//! Every 0.2 ms, times two fixed pieces of work: a chain of dependent integer
+//! multiply-adds (it needs nothing but the core's cycles) and a chain of dependent loads
+//! through a random cycle over 64 MiB (each one a DRAM round trip). When the receiver's
+//! blocks all slow down at once, these say whether the core was given fewer cycles
+//! (both slower), memory became slower (loads only), or neither (the receiver itself).
+class machine_probe
+{
+public:
+    struct sample {
+        int64_t t_ns; //!< end of the sample
+        int32_t alu_ns, mem_ns;
+    };
+
+    machine_probe() : d_next(k_words)
+    {
+        // Sattolo's shuffle: a single cycle through every word, so the chain never
+        // settles into a cached loop.
+        for (uint32_t i = 0; i < k_words; ++i)
+            d_next[i] = i;
+        std::mt19937 g(7);
+        for (uint32_t i = k_words - 1; i > 0; --i)
+            std::swap(d_next[i], d_next[std::uniform_int_distribution<uint32_t>(0, i - 1)(g)]);
+        d_samples.reserve(1 << 16);
+    }
+    ~machine_probe() { stop(); }
+
+    void start()
+    {
+        d_samples.clear();
+        d_stop = false;
+        d_thread = std::thread([this] {
+            normal_scheduling();
+            uint64_t x = 1;
+            uint32_t at = 0;
+            while (!d_stop.load(std::memory_order_relaxed)) {
+                const int64_t a = shared_state::now_ns();
+                for (int i = 0; i < k_alu_steps; ++i) {
+                    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                    asm volatile("" : "+r"(x)); // keep every step of the chain
+                }
+                const int64_t b = shared_state::now_ns();
+                for (int i = 0; i < k_mem_steps; ++i)
+                    at = d_next[at];
+                const int64_t c = shared_state::now_ns();
+                d_samples.push_back(sample{ c, static_cast<int32_t>(b - a),
+                                            static_cast<int32_t>(c - b) });
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+            d_sink = x + at;
+        });
+    }
+    void stop()
+    {
+        d_stop = true;
+        if (d_thread.joinable())
+            d_thread.join();
+    }
+    //! Valid after stop().
+    const std::vector<sample>& samples() const { return d_samples; }
+
+private:
+    static constexpr uint32_t k_words = 16u << 20; // 64 MiB of indices
+    static constexpr int k_alu_steps = 8000;        // about 10-20 us
+    static constexpr int k_mem_steps = 50;          // about 10-30 us
+    std::vector<uint32_t> d_next;
+    std::vector<sample> d_samples;
+    std::atomic<bool> d_stop{ false };
+    std::thread d_thread;
+    uint64_t d_sink = 0;
+};
+
+//! --probe: one for the whole process (building its 64 MiB cycle takes about a second),
+//! made in main() before any flowgraph runs.
+std::unique_ptr<machine_probe> g_probe;
+
+// ------------------------------------------------------------------------------------
 // One timed run.
 
 struct busy_entry {
@@ -951,6 +1056,7 @@ run_result run_one(const options& o,
     std::thread sampler;
     if (!o.trace.empty())
         sampler = std::thread([&] {
+            normal_scheduling();
             while (!trace_stop.load()) {
                 trace_t.push_back(shared_state::now_ns());
                 for (auto& b : res.busy) {
@@ -964,6 +1070,9 @@ run_result run_one(const options& o,
                 std::this_thread::sleep_for(std::chrono::microseconds(200));
             }
         });
+    machine_probe* probe = g_probe.get();
+    if (probe)
+        probe->start();
     const cpu_ticks k0 = read_cpu_ticks();
     const double cpu0 = process_cpu_seconds();
     const auto t0 = steady::now();
@@ -972,6 +1081,8 @@ run_result run_one(const options& o,
     const auto t1 = steady::now();
     const cpu_ticks k1 = read_cpu_ticks();
     const double cpu1 = process_cpu_seconds();
+    if (probe)
+        probe->stop();
     if (sampler.joinable()) {
         trace_stop = true;
         sampler.join();
@@ -999,9 +1110,17 @@ run_result run_one(const options& o,
                 fb << ',' << trace_v[i * w + j];
             fb << '\n';
         }
-        if (!fs || !fb)
+        bool probe_ok = true;
+        if (probe) {
+            std::ofstream fp(o.trace + tag + "_probe.csv");
+            fp << "t_ns,alu_ns,mem_ns\n";
+            for (const auto& ps : probe->samples())
+                fp << ps.t_ns << ',' << ps.alu_ns << ',' << ps.mem_ns << '\n';
+            probe_ok = static_cast<bool>(fp);
+        }
+        if (!fs || !fb || !probe_ok)
             std::cerr << "mimodet_flowgraph_bench: cannot write the trace files " << o.trace
-                      << tag << "_{slots,blocks}.csv\n";
+                      << tag << "_{slots,blocks" << (probe ? ",probe" : "") << "}.csv\n";
     }
     if (k1.wanted > k0.wanted)
         res.steal_pct = 100.0 * (k1.steal - k0.steal) / (k1.wanted - k0.wanted);
@@ -1067,6 +1186,13 @@ int main(int argc, char** argv)
                       << dir.string() << "\n";
             return 2;
         }
+    }
+    if (o.probe)
+        g_probe = std::make_unique<machine_probe>();
+    if (o.rt && gr::enable_realtime_scheduling() != gr::RT_OK) {
+        std::cerr << "mimodet_flowgraph_bench: --rt: real-time scheduling could not be "
+                     "enabled (it needs CAP_SYS_NICE or an rtprio limit)\n";
+        return 2;
     }
     std::ofstream csv;
     if (!o.csv.empty()) {
