@@ -7,7 +7,6 @@
 
 #include "batch_detector.h"
 #include <algorithm>
-#include <climits>
 #include <cstring>
 #include <stdexcept>
 
@@ -16,15 +15,6 @@ namespace mimodet {
 namespace core {
 
 namespace {
-// Chunks of about n_vec / streams vectors, clamped: large enough to fill the GPU, small
-// enough that copies of one chunk overlap the kernels of another.
-constexpr size_t k_min_chunk_vectors = size_t(1) << 12;
-constexpr size_t k_max_chunk_vectors = size_t(1) << 16;
-// Up to this many vectors a call is one chunk per segment with one copy each way (the
-// chunks' kernels spread over the streams): at this size (about two 20 MHz 4x4 slots)
-// the API calls per chunk (copies, event, wait: a few microseconds each) cost more than
-// overlapping copies with kernels saves (a slot's inputs are ~0.4 MB, ~20 us on PCIe).
-constexpr size_t k_single_copy_vectors = size_t(1) << 14;
 //! detect_bits on a soft detector: the LLR signs (LLR < 0 -> 1, as the CPU), on the
 //! device, so a quarter of the bytes cross PCIe and no host loop converts them.
 __global__ void llr_signs_kernel(const float* __restrict__ llr,
@@ -169,27 +159,10 @@ void cuda_batch_detector::plan(const batch_segment* segments,
     }
     reserve_scratch(n_mat, n_vec);
 
-    // Chunks of about a stream's share of the call, whole matrices of one segment each.
-    d_single_copy = n_vec <= k_single_copy_vectors;
-    const size_t target =
-        d_single_copy
-            ? n_vec
-            : std::min(k_max_chunk_vectors,
-                       std::max(k_min_chunk_vectors, (n_vec + k_streams - 1) / k_streams));
-    d_chunks.clear();
-    size_t m0 = 0, v0 = 0;
-    for (size_t i = 0; i < n_seg; ++i) {
-        const size_t n_sym = segments[i].n_sym;
-        if (n_sym > static_cast<size_t>(INT_MAX))
-            throw std::invalid_argument("mimodet: cuda: n_sym too large");
-        const size_t per_chunk = std::max<size_t>(1, target / n_sym);
-        for (size_t m = 0; m < segments[i].n_mat; m += per_chunk) {
-            const size_t n = std::min(per_chunk, segments[i].n_mat - m);
-            d_chunks.push_back(chunk_span{ m0, n, v0, static_cast<int>(n_sym) });
-            m0 += n;
-            v0 += n * n_sym;
-        }
-    }
+    // Chunks of about a stream's share of the call; a small call is one chunk (more
+    // only where its segments need more pieces than one segment_map holds).
+    d_single_copy = single_copy_call(n_vec);
+    d_chunks = plan_chunks(segments, n_seg, chunk_target_vectors(n_vec, k_streams));
     while (d_events.size() < d_chunks.size()) {
         cudaEvent_t e;
         MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
@@ -206,8 +179,8 @@ cuda_batch_detector::chunk cuda_batch_detector::make_chunk(size_t c, bool with_s
     k.m0 = sp.m0;
     k.n_mat = sp.n_mat;
     k.v0 = sp.v0;
-    k.n_vec = sp.n_mat * static_cast<size_t>(sp.n_sym);
-    k.n_sym = sp.n_sym;
+    k.n_vec = sp.n_vec;
+    k.map = sp.map;
     k.H = d_H.get() + k.m0 * h_len;
     k.y = d_y.get() + k.v0 * d_cfg.n_rx;
     k.noise_var = d_nv.get() + k.m0;
@@ -285,10 +258,10 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
     };
 
     if (d_single_copy) {
-        // The whole call's inputs in one copy each on stream 0; the chunks (one per
-        // segment: a slot's subcarrier groups) then run concurrently over the streams,
-        // since each alone is too small to fill the GPU; stream 0 joins them and copies
-        // the outputs back in one go; one wait.
+        // The whole call's inputs in one copy each on stream 0; its chunks (normally
+        // one; several only past segment_map's piece limit) then run concurrently over
+        // the streams; stream 0 joins them and copies the outputs back in one go; one
+        // wait.
         cudaStream_t s0 = d_streams[0];
         stage(0, d_n_mat, 0, d_n_vec);
         copy_in(s0, 0, d_n_mat, 0, d_n_vec);

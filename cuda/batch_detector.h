@@ -7,7 +7,8 @@
 
 // The host side every CUDA detector shares: a batch (one or several segments, e.g. the
 // subcarrier groups of one or more slots) is cut into chunks of whole channel matrices
-// that go round-robin over a few streams; each chunk is staged into pinned
+// (segment_map.h: a chunk may span segments, so a small call is one chunk and one launch
+// per kernel) that go round-robin over a few streams; each chunk is staged into pinned
 // memory, copied to the device asynchronously, detected by the algorithm's kernels and
 // copied back, so the copies of one chunk overlap the kernels of others; the host waits
 // once per call, chunk by chunk as results are needed. Buffers only
@@ -17,6 +18,7 @@
 #define INCLUDED_MIMODET_CUDA_BATCH_DETECTOR_H
 
 #include "cuda_memory.h"
+#include "segment_map.h"
 #include <gnuradio/mimodet/detector.h>
 #include <cuda_runtime.h>
 #include <vector>
@@ -44,8 +46,8 @@ protected:
         float* llr;             //!< [n_vec][n_tx*q] (soft detectors), else null
         vector_stats* stats;    //!< [n_vec] or null (only when kernels_write_stats())
         size_t m0, n_mat;       //!< first matrix of the chunk in the batch, count
-        size_t v0, n_vec;       //!< first vector, count (= n_mat * n_sym)
-        int n_sym;
+        size_t v0, n_vec;       //!< first vector, count
+        segment_map map;        //!< chunk-relative vector -> chunk-relative matrix
     };
 
     cuda_batch_detector(const detector_config& cfg, bool soft);
@@ -72,7 +74,7 @@ private:
              uint8_t* bits,
              float* llr,
              vector_stats* stats) final;
-    //! Cuts the batch into chunks (each within one segment) and sizes every buffer.
+    //! Cuts the batch into chunks (plan_chunks) and sizes every buffer.
     void plan(const batch_segment* segments, size_t n_seg, bool dev_stats, bool llr_out);
     //! Soft detector, bits wanted: the chunk's LLR signs into d_bits, on stream s.
     void enqueue_signs(cudaStream_t s, const chunk& k);
@@ -95,11 +97,6 @@ private:
     //! Small calls: [0] inputs copied (the other streams wait for it), [i] stream i done.
     cudaEvent_t d_fork_join[k_streams] = {};
 
-    //! Where a chunk lies in the batch: matrices [m0, m0 + n_mat), vectors from v0.
-    struct chunk_span {
-        size_t m0, n_mat, v0;
-        int n_sym;
-    };
     // Chunks of the last batch (kernel_seconds re-runs them); empty after a failure.
     std::vector<chunk_span> d_chunks;
     size_t d_n_mat = 0, d_n_vec = 0;

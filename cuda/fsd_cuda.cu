@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(k_detect_threads, 4)
                       const double* __restrict__ inv_diag,
                       const unsigned char* __restrict__ perm,
                       int n_vec,
-                      int n_sym,
+                      const __grid_constant__ segment_map map,
                       int nr,
                       int q,
                       int full_levels,
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(k_detect_threads, 4)
         const long long gv = vbase + lv;
         double2 acc = make_double2(0.0, 0.0);
         if (gv < n_vec) {
-            const long long m = gv / n_sym;
+            const long long m = map.matrix_of(gv);
             acc = rotate_entry(Qc + (m * NT + k) * nr, y + gv * nr, nr);
         }
         s_z[idx] = acc;
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(k_detect_threads, 4)
     const int lane = threadIdx.x & (tpv - 1);
     const long long gv = vbase + lv;
     const bool valid = gv < n_vec;
-    const long long m = valid ? gv / n_sym : 0;
+    const long long m = valid ? map.matrix_of(gv) : 0;
     double best = CUDART_INF;
     int best_p = INT_MAX;
     unsigned long long best_lab = 0;
@@ -170,7 +170,8 @@ public:
 protected:
     void launch(cudaStream_t s, const chunk& c) override
     {
-        if (c.n_sym > INT_MAX / k_detect_threads || c.n_vec > static_cast<size_t>(INT_MAX))
+        if (c.map.max_n_sym() > INT_MAX / k_detect_threads ||
+            c.n_vec > static_cast<size_t>(INT_MAX))
             throw std::invalid_argument("mimodet: fsd cuda: chunk too large");
         const fsd_prep m = preprocess(s, c);
         const int vpb = k_detect_threads >> d_tpv_log2;
@@ -193,7 +194,7 @@ private:
                                                                   m.inv,
                                                                   m.perm,
                                                                   static_cast<int>(c.n_vec),
-                                                                  c.n_sym,
+                                                                  c.map,
                                                                   d_cfg.n_rx,
                                                                   static_cast<int>(d_cfg.mod),
                                                                   d_params.full_levels,

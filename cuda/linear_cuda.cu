@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(k_detect_threads)
                          const double* __restrict__ gain,
                          const double* __restrict__ post_var,
                          long long n_pairs,
-                         int n_sym,
+                         const __grid_constant__ segment_map map,
                          int nr,
                          int q,
                          float llr_clip,
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(k_detect_threads)
         return;
     const long long v = p / NT;
     const int k = static_cast<int>(p - v * NT);
-    const long long m = v / n_sym;
+    const long long m = map.matrix_of(v);
     const double2* w = W + (m * NT + k) * nr;
     const float2* yv = y + v * nr;
     double xr = 0.0, xi = 0.0;
@@ -185,7 +185,7 @@ private:
             static_cast<unsigned>((n_pairs + k_detect_threads - 1) / k_detect_threads);
         const int q = static_cast<int>(d_cfg.mod);
         linear_detect_kernel<NT><<<blocks, k_detect_threads, 0, s>>>(
-            c.y, W, gain, pv, n_pairs, c.n_sym, nr, q, d_cfg.llr_clip, c.llr);
+            c.y, W, gain, pv, n_pairs, c.map, nr, q, d_cfg.llr_clip, c.llr);
         MIMODET_CUDA_CHECK_LAUNCH();
     }
 

@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(k_mtt_threads)
                       const unsigned char* __restrict__ perm,
                       const float* __restrict__ noise_var,
                       int n_vec,
-                      int n_sym,
+                      const __grid_constant__ segment_map map,
                       int nr,
                       int q,
                       int vpb,
@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(k_mtt_threads)
         double2 acc = make_double2(0.0, 0.0);
         double inv = 0.0;
         if (gv < n_vec) {
-            const long long m = gv / n_sym;
+            const long long m = map.matrix_of(gv);
             acc = rotate_entry(Qc + (m * NT + k) * nr, y + gv * nr, nr);
             inv = inv_diag[m * NT + k];
         }
@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(k_mtt_threads)
     const int v = threadIdx.x & (M - 1);
     const long long gv = vbase + lv;
     const bool valid = gv < n_vec;
-    const long long m = valid ? gv / n_sym : 0;
+    const long long m = valid ? map.matrix_of(gv) : 0;
     const double2* const Rm = R + m * NT * NT;
     const double2* const pts = c_points + points_offset(q);
     const double* const pam = c_pam + pam_offset(q);
@@ -301,7 +301,7 @@ private:
                                                                 perm,
                                                                 c.noise_var,
                                                                 static_cast<int>(c.n_vec),
-                                                                c.n_sym,
+                                                                c.map,
                                                                 d_cfg.n_rx,
                                                                 q,
                                                                 d_vpb,

@@ -67,12 +67,12 @@
 // reads it no more. A vector whose search is running then stops there: with an
 // incumbent leaf it outputs that leaf, flagged (vector_stats::truncated) only when
 // candidates inside the sphere were left, so unflagged vectors are exact ML; without a
-// leaf yet it takes the fallback. Every vector the block (warp) starts after that skips
+// leaf yet it takes the fallback. Every vector the block (warp) takes after that skips
 // the search and takes the fallback: the SIC (Babai) point of its QR and ordering,
-// psd_sic of lib/core/psd_common.h (the CPU PSD's code; one thread of the block, lane 0
-// of the warp, computes it while the others wait), always flagged, with expanded = 0
-// and evaluated = N (one interrupted before its first leaf keeps its counters and adds
-// N evaluated). Without a deadline (budget 0) the timer is never read and the traversal
+// psd_sic of lib/core/psd_common.h (the CPU PSD's code), always flagged, with expanded
+// = 0 and evaluated = N (one interrupted before its first leaf keeps its counters and
+// adds N evaluated); from then on each thread (lane) of the block (warp) takes a vector
+// of its own (psd_fallback_rest), so the call's remaining vectors are done in parallel. Without a deadline (budget 0) the timer is never read and the traversal
 // is unchanged, bit for bit.
 
 #include "../lib/core/psd_common.h"
@@ -716,6 +716,45 @@ struct psd_block_exec {
     }
 };
 
+//! After this block (warp) has seen the deadline pass, every vector it takes would get
+//! psd_fallback without a search: its threads (lanes) then take the call's remaining
+//! vectors one each, with no barrier, and write the same SIC point, bits and stats as
+//! psd_fallback would (expanded 0, evaluated N, truncated). One thread per vector instead
+//! of one vector per block keeps the deadline's tail short.
+__device__ void psd_fallback_rest(const float2* __restrict__ y,
+                                  const double* __restrict__ R,
+                                  const double* __restrict__ Qt,
+                                  const uint8_t* __restrict__ perm,
+                                  const psd_layout& L,
+                                  const double* value,
+                                  int n_vec,
+                                  const segment_map& map,
+                                  unsigned int* __restrict__ counter,
+                                  uint8_t* __restrict__ bits,
+                                  vector_stats* __restrict__ stats)
+{
+    const int N = L.N, M = 2 * L.nrx, nb = L.nt * L.q;
+    for (;;) {
+        const int v = static_cast<int>(atomicAdd(counter, 1u));
+        if (v >= n_vec)
+            return;
+        const size_t m = static_cast<size_t>(map.matrix_of(v));
+        double z[k_psd_max_n];
+        uint8_t best[k_psd_max_n];
+        for (int k = 0; k < N; ++k)
+            z[k] = psd_rotate(Qt + (m * N + k) * M, y + static_cast<size_t>(v) * L.nrx, L.nrx);
+        psd_sic(R + m * N * N, z, value, N, L.P, best);
+        psd_write_bits(L, best, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb);
+        if (stats) {
+            vector_stats st;
+            st.expanded = 0;
+            st.evaluated = static_cast<uint32_t>(N);
+            st.truncated = 1;
+            stats[v] = st;
+        }
+    }
+}
+
 template <int TT, int IPT>
 __global__ void __launch_bounds__(TT)
     psd_detect_kernel(const float2* __restrict__ y,
@@ -724,7 +763,7 @@ __global__ void __launch_bounds__(TT)
                       const uint8_t* __restrict__ perm,
                       const __grid_constant__ psd_layout L,
                       int n_vec,
-                      int n_sym,
+                      const __grid_constant__ segment_map map,
                       unsigned int* __restrict__ counter,
                       uint8_t* __restrict__ bits,
                       vector_stats* __restrict__ stats,
@@ -756,6 +795,10 @@ __global__ void __launch_bounds__(TT)
     }
 
     for (;;) {
+        if (D.expired) { // uniform: the block's barriers end here
+            psd_fallback_rest(y, R, Qt, perm, L, S.value, n_vec, map, counter, bits, stats);
+            return;
+        }
         // Dynamic work distribution: the next unprocessed vector of this launch.
         if (threadIdx.x == 0)
             s_vec = static_cast<int>(atomicAdd(counter, 1u));
@@ -763,7 +806,7 @@ __global__ void __launch_bounds__(TT)
         const int v = s_vec;
         if (v >= n_vec)
             break;
-        const size_t m = static_cast<size_t>(v / n_sym);
+        const size_t m = static_cast<size_t>(map.matrix_of(v));
         for (int j = threadIdx.x; j < N * N; j += TT)
             S.R[j] = R[m * N * N + j];
         for (int k = threadIdx.x; k < N; k += TT)
@@ -794,7 +837,7 @@ using psd_detect_fn = void (*)(const float2*,
                                const uint8_t*,
                                const psd_layout,
                                int,
-                               int,
+                               const segment_map,
                                unsigned int*,
                                uint8_t*,
                                vector_stats*,
@@ -1018,7 +1061,7 @@ __global__ void __launch_bounds__(k_psd_warp* k_psd_warps_per_block)
                     const uint8_t* __restrict__ perm,
                     const __grid_constant__ psd_layout L,
                     int n_vec,
-                    int n_sym,
+                    const __grid_constant__ segment_map map,
                     unsigned int* __restrict__ counter,
                     uint8_t* __restrict__ bits,
                     vector_stats* __restrict__ stats,
@@ -1046,13 +1089,17 @@ __global__ void __launch_bounds__(k_psd_warp* k_psd_warps_per_block)
     }
 
     for (;;) {
+        if (D.expired) { // uniform in the warp
+            psd_fallback_rest(y, R, Qt, perm, L, S.value, n_vec, map, counter, bits, stats);
+            return;
+        }
         unsigned int got = 0;
         if (lane == 0)
             got = atomicAdd(counter, 1u);
         const int v = static_cast<int>(__shfl_sync(0xffffffffu, got, 0));
         if (v >= n_vec)
             break;
-        const size_t m = static_cast<size_t>(v / n_sym);
+        const size_t m = static_cast<size_t>(map.matrix_of(v));
         for (int j = lane; j < N * N; j += k_psd_warp)
             S.R[j] = R[m * N * N + j];
         for (int k = lane; k < N; k += k_psd_warp)
@@ -1321,7 +1368,7 @@ protected:
                                                    perm,
                                                    d_L,
                                                    static_cast<int>(c.n_vec),
-                                                   c.n_sym,
+                                                   c.map,
                                                    counter,
                                                    c.bits,
                                                    c.stats,

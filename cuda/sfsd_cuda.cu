@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(k_sfsd_threads)
                        const unsigned char* __restrict__ perm,
                        const float* __restrict__ noise_var,
                        int n_vec,
-                       int n_sym,
+                       const __grid_constant__ segment_map map,
                        int nr,
                        int q,
                        int full_levels,
@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(k_sfsd_threads)
         const long long gv = vbase + lv;
         double2 acc = make_double2(0.0, 0.0);
         if (gv < n_vec) {
-            const long long m = gv / n_sym;
+            const long long m = map.matrix_of(gv);
             acc = rotate_entry(Qc + (m * NT + k) * nr, y + gv * nr, nr);
         }
         s_z[idx] = acc;
@@ -295,7 +295,7 @@ __global__ void __launch_bounds__(k_sfsd_threads)
         const long long gv = vbase + lv;
         if (gv >= n_vec)
             continue;
-        const long long m = gv / n_sym;
+        const long long m = map.matrix_of(gv);
         sfsd_entry ent;
         ent.metric = fsd_branch<NT>(s_z + lv * NT,
                                     R + m * NT * NT,
@@ -342,7 +342,7 @@ __global__ void __launch_bounds__(k_sfsd_threads)
                 const long long gv = vbase + lv;
                 if (gv >= n_vec)
                     continue;
-                const long long m = gv / n_sym;
+                const long long m = map.matrix_of(gv);
                 const int i = c / per_path, r = c % per_path;
                 const int l = first_se - r / q, b = r % q;
                 const sfsd_entry* lst = s_list + lv * cap;
@@ -405,7 +405,7 @@ __global__ void __launch_bounds__(k_sfsd_threads)
                 mins[nb + j] = m1;
                 continue;
             }
-            const long long m = gv / n_sym;
+            const long long m = map.matrix_of(gv);
             const double inv_nv = 1.0 / static_cast<double>(noise_var[m]);
             // The minima only ever go down from k_inf_bits: each is +inf or a metric.
             llr[gv * nb + perm[m * k_max_ant + k] * q + b] =
@@ -457,7 +457,7 @@ private:
             m.perm,
             c.noise_var,
             static_cast<int>(c.n_vec),
-            c.n_sym,
+            c.map,
             d_cfg.n_rx,
             static_cast<int>(d_cfg.mod),
             d_params.full_levels,

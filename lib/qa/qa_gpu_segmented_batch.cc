@@ -8,15 +8,20 @@
 // Segmented batches on the CUDA backend: one call over several segments of different
 // n_sym (one round of copies, one wait) gives exactly what one call per segment gives,
 // bits, LLRs and PSD node counts, for every CUDA detector; large segments span several
-// chunks and all streams. (qa_gpu_<algorithm> tests show that one call per segment
-// equals the CPU.)
+// chunks and all streams, a small call is one chunk spanning its segments (several
+// where it has more pieces than a chunk's segment_map holds). (qa_gpu_<algorithm> tests
+// show that one call per segment equals the CPU.)
 
 #include "qa_gpu_common.h"
+#include "slot_detection.h"
+#include <gnuradio/mimodet/lte_grid.h>
 #include <gtest/gtest.h>
 
 using namespace qa;
 using gr::mimodet::batch_segment;
 using gr::mimodet::detector_config;
+using gr::mimodet::lte_grid;
+using gr::mimodet::lte_numerology;
 
 namespace {
 
@@ -27,13 +32,56 @@ const std::vector<batch_segment> k_segments = {
     { 800, 7 }, { 200, 6 }, { 37, 3 },  { 5, 0 },  { 70001, 1 }, { 9, 13 }
 };
 
-} // namespace
-
-TEST(gpu_segmented_batch, equals_one_call_per_segment)
+// A small call (far below the single-copy limit of 2^14 vectors) of 44 segments whose
+// neighbours differ in n_sym: more pieces than one chunk's map holds (16), so the call
+// is cut by the piece limit into chunks that run over the streams. A few empty and
+// n_sym 0 segments between them (dropped before the backend; the segments either side
+// still differ in n_sym).
+std::vector<batch_segment> many_small_segments()
 {
-    QA_SKIP_WITHOUT_GPU();
+    const size_t cycle[] = { 7, 3, 1, 5, 2, 6, 4, 13 };
+    std::vector<batch_segment> segs;
+    for (size_t i = 0; i < 40; ++i) {
+        segs.push_back(batch_segment{ 1 + (i * 13) % 29, cycle[i % 8] });
+        if (i % 11 == 5)
+            segs.push_back(batch_segment{ i % 2 == 0 ? size_t(0) : size_t(3),
+                                          i % 2 == 0 ? size_t(7) : size_t(0) });
+    }
+    return segs;
+}
+
+//! Slots ns of a 20 MHz cell with n_tx ports as slot_detection gives them to the
+//! detector: one segment per subcarrier group, slot after slot.
+std::vector<batch_segment>
+lte_slot_segments(int n_tx, int n_rx, const std::vector<int>& ns)
+{
+    const lte_grid grid(lte_numerology::from_bandwidth(20), n_tx, 1);
+    detector_config cfg;
+    cfg.backend = "cpu"; // only its configuration matters here
+    const gr::mimodet::core::slot_detection sd(
+        grid, n_rx, make("mmse", n_tx, n_rx, modulation::qpsk, cfg));
+    std::vector<batch_segment> segs;
+    for (int s : ns)
+        for (const auto& g : sd.groups(s))
+            segs.push_back(batch_segment{ g.sc.size(), static_cast<size_t>(g.n_sym) });
+    return segs;
+}
+
+//! One CUDA detector under test and its configuration.
+struct cuda_case {
+    gr::mimodet::detector& det;
+    int n_tx, n_rx;
+    modulation mod;
+    std::string name;
+};
+
+//! f(cuda_case) for every CUDA detector at 4x4 16QAM and 2x2 64QAM.
+template <typename F>
+void for_each_cuda_detector(F&& f)
+{
     for (const char* alg : { "fsd", "sfsd", "mtt", "psd", "zf", "mmse" }) {
-        for (const auto& sz : { std::pair<int, int>{ 4, 4 }, std::pair<int, int>{ 2, 2 } }) {
+        for (const auto& sz :
+             { std::pair<int, int>{ 4, 4 }, std::pair<int, int>{ 2, 2 } }) {
             const modulation mod = sz.first == 4 ? modulation::qam16 : modulation::qam64;
             detector_config base;
             base.backend = "cuda";
@@ -45,14 +93,54 @@ TEST(gpu_segmented_batch, equals_one_call_per_segment)
                 continue;
             }
             ASSERT_EQ(det->backend(), "cuda");
-            const auto s =
-                make_segmented(sz.first, sz.second, mod, k_segments, 10.0, 30.0, 21);
-            expect_segmented_equals_per_segment(
-                *det, *det, s,
-                std::string(alg) + " " + std::to_string(sz.first) + "x" +
-                    std::to_string(sz.second));
+            f(cuda_case{ *det,
+                         sz.first,
+                         sz.second,
+                         mod,
+                         std::string(alg) + " " + std::to_string(sz.first) + "x" +
+                             std::to_string(sz.second) });
         }
     }
+}
+
+} // namespace
+
+TEST(gpu_segmented_batch, small_call_past_the_piece_limit)
+{
+    QA_SKIP_WITHOUT_GPU();
+    const auto segs = many_small_segments();
+    for_each_cuda_detector([&](const cuda_case& c) {
+        const auto s = make_segmented(c.n_tx, c.n_rx, c.mod, segs, 10.0, 30.0, 33);
+        expect_segmented_equals_per_segment(c.det, c.det, s, c.name + " many small segments");
+    });
+}
+
+TEST(gpu_segmented_batch, lte_slots_in_one_call)
+{
+    QA_SKIP_WITHOUT_GPU();
+    // Slot 1 (no PSS/SSS), slot 0 (with), and both in one call: small calls, one chunk.
+    for_each_cuda_detector([&](const cuda_case& c) {
+        for (const auto& ns :
+             { std::vector<int>{ 1 }, std::vector<int>{ 0 }, std::vector<int>{ 0, 1 } }) {
+            const auto segs = lte_slot_segments(c.n_tx, c.n_rx, ns);
+            const auto s = make_segmented(c.n_tx, c.n_rx, c.mod, segs, 10.0, 30.0, 41 + ns[0]);
+            expect_segmented_equals_per_segment(c.det,
+                                                c.det,
+                                                s,
+                                                c.name + " 20 MHz slots " +
+                                                    std::to_string(ns.front()) + ".." +
+                                                    std::to_string(ns.back()));
+        }
+    });
+}
+
+TEST(gpu_segmented_batch, equals_one_call_per_segment)
+{
+    QA_SKIP_WITHOUT_GPU();
+    for_each_cuda_detector([&](const cuda_case& c) {
+        const auto s = make_segmented(c.n_tx, c.n_rx, c.mod, k_segments, 10.0, 30.0, 21);
+        expect_segmented_equals_per_segment(c.det, c.det, s, c.name);
+    });
 }
 
 TEST(gpu_segmented_batch, psd_deadline_covers_the_whole_call)
