@@ -109,6 +109,20 @@ int gpu_lanes()
     return 2;
 }
 
+/*!
+ * Most slots per call without a PSD deadline: k_max_slots_per_call. For measurements
+ * only, MIMODET_MAX_SLOTS_PER_CALL=1..8, read when the block is made, overrides it.
+ */
+int max_slots_per_call()
+{
+    if (const char* env = std::getenv("MIMODET_MAX_SLOTS_PER_CALL")) {
+        const int n = std::atoi(env);
+        if (n >= 1 && n <= k_max_slots_per_call)
+            return n;
+    }
+    return k_max_slots_per_call;
+}
+
 int grid_bytes(double mhz) { return sizeof(gr_complex) * 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
 
 } // namespace
@@ -191,7 +205,7 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
             d_extra_lanes.push_back(
                 std::make_unique<core::slot_detection>(grid, cfg.n_rx, detector::make(cfg)));
     d_max_slots_per_call = d_deadline ? 1 + static_cast<int>(d_extra_lanes.size())
-                                      : k_max_slots_per_call;
+                                      : max_slots_per_call();
     // Room for at least one whole slot in every call; one input item per slot gives up to
     // d_max_per_slot output items (the rate also keeps the upstream buffers small: with
     // the default rate 1 the runtime would size them for d_max_per_slot input items).
