@@ -96,17 +96,20 @@ void route_core_log()
 //! Most slots the block detects in one call (when that many are queued).
 constexpr int k_max_slots_per_call = 8;
 /*!
- * Detector lanes of a CUDA block (see the constructor): 2. For measurements only, the
- * environment variable MIMODET_GPU_LANES=1..4, read when the block is made, overrides it.
+ * Detector lanes of a CUDA block (see the constructor): 2, or 1 with a PSD deadline (the
+ * budgeted search fills the GPU until its deadline, so a second lane's search only waits
+ * for it: on the H100 one lane gave the same slots/s and a lower p99, docs/PERFORMANCE.md).
+ * For measurements only, the environment variable MIMODET_GPU_LANES=1..4, read when the
+ * block is made, overrides it.
  */
-int gpu_lanes()
+int gpu_lanes(bool deadline)
 {
     if (const char* env = std::getenv("MIMODET_GPU_LANES")) {
         const int n = std::atoi(env);
         if (n >= 1 && n <= 4)
             return n;
     }
-    return 2;
+    return deadline ? 1 : 2;
 }
 
 /*!
@@ -201,7 +204,7 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
     // copies, scatter) overlaps another's kernels. The CPU backend already uses every
     // core inside one call.
     if (backend() == "cuda")
-        for (int l = 1; l < gpu_lanes(); ++l)
+        for (int l = 1; l < gpu_lanes(d_deadline); ++l)
             d_extra_lanes.push_back(
                 std::make_unique<core::slot_detection>(grid, cfg.n_rx, detector::make(cfg)));
     d_max_slots_per_call = d_deadline ? 1 + static_cast<int>(d_extra_lanes.size())

@@ -45,7 +45,7 @@ namespace mimodet {
  * per call, so a backlog is worked off in large batches while a lone slot is detected at
  * once. With backend cuda the block runs two detector lanes (each its own streams and
  * buffers) that detect halves of a call's slots at the same time, so one lane's host work
- * overlaps the other's kernels; the GPU buffers are sized for the largest call when the
+ * overlaps the other's kernels (one lane with a PSD deadline); the GPU buffers are sized for the largest call when the
  * block is made (a dummy detection), so none grows while streaming.
  *
  * A slot whose noise_var is not finite and > 0, or whose H or data elements are not
@@ -53,8 +53,8 @@ namespace mimodet {
  * bad_slots(). Items of input 0 without a slot tag take the previous slot + 1 (mod 20).
  *
  * Real-time deadline (psd only, deadline_us > 0): each slot may search for deadline_us
- * (detector_config::psd_deadline_us: the block then gives each detect call, and each
- * lane, one slot); vectors still searching then end with the best decision found so
+ * (detector_config::psd_deadline_us: the block then gives each detect call one slot);
+ * vectors still searching then end with the best decision found so
  * far, vectors not started yet with the SIC point. A slot with such vectors gets a
  * "truncated" tag (value: long, the number of truncated vectors) on its first output
  * item and is counted in truncated_slots().
