@@ -95,35 +95,32 @@ void route_core_log()
 
 //! Most slots the block detects in one call (when that many are queued).
 constexpr int k_max_slots_per_call = 8;
+//! The integer in environment variable `name` if it lies in lo..hi, else `fallback`.
+//! For measurement switches only, read when a block is made.
+int env_override(const char* name, int lo, int hi, int fallback)
+{
+    if (const char* env = std::getenv(name)) {
+        const int n = std::atoi(env);
+        if (n >= lo && n <= hi)
+            return n;
+    }
+    return fallback;
+}
+
 /*!
  * Detector lanes of a CUDA block (see the constructor): 2, or 1 with a PSD deadline (the
  * budgeted search fills the GPU until its deadline, so a second lane's search only waits
  * for it: on the H100 one lane gave the same slots/s and a lower p99, docs/PERFORMANCE.md).
- * For measurements only, the environment variable MIMODET_GPU_LANES=1..4, read when the
- * block is made, overrides it.
+ * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
  */
-int gpu_lanes(bool deadline)
-{
-    if (const char* env = std::getenv("MIMODET_GPU_LANES")) {
-        const int n = std::atoi(env);
-        if (n >= 1 && n <= 4)
-            return n;
-    }
-    return deadline ? 1 : 2;
-}
+int gpu_lanes(bool deadline) { return env_override("MIMODET_GPU_LANES", 1, 4, deadline ? 1 : 2); }
 
-/*!
- * Most slots per call without a PSD deadline: k_max_slots_per_call. For measurements
- * only, MIMODET_MAX_SLOTS_PER_CALL=1..8, read when the block is made, overrides it.
- */
+//! Most slots per call without a PSD deadline: k_max_slots_per_call;
+//! MIMODET_MAX_SLOTS_PER_CALL=1..8 overrides it (measurements only).
 int max_slots_per_call()
 {
-    if (const char* env = std::getenv("MIMODET_MAX_SLOTS_PER_CALL")) {
-        const int n = std::atoi(env);
-        if (n >= 1 && n <= k_max_slots_per_call)
-            return n;
-    }
-    return k_max_slots_per_call;
+    return env_override(
+        "MIMODET_MAX_SLOTS_PER_CALL", 1, k_max_slots_per_call, k_max_slots_per_call);
 }
 
 int grid_bytes(double mhz) { return sizeof(gr_complex) * 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
