@@ -62,6 +62,13 @@ cuda_batch_detector::cuda_batch_detector(const detector_config& cfg, bool soft)
             MIMODET_CUDA_CHECK(cudaEventCreate(&e));
         for (auto& e : d_fork_join)
             MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        d_timeline = call_timeline::make("gpu",
+                                         { "t0_ns", "plan_ns", "enqueue_ns", "wait_ns",
+                                           "unstage_ns", "dev_in_ns", "dev_kernels_ns",
+                                           "dev_out_ns", "vectors", "chunks" });
+        if (d_timeline)
+            for (auto& e : d_tl_events)
+                MIMODET_CUDA_CHECK(cudaEventCreate(&e));
     } catch (...) {
         for (auto& s : d_streams)
             if (s)
@@ -70,6 +77,9 @@ cuda_batch_detector::cuda_batch_detector(const detector_config& cfg, bool soft)
             if (e)
                 (void)cudaEventDestroy(e);
         for (auto& e : d_fork_join)
+            if (e)
+                (void)cudaEventDestroy(e);
+        for (auto& e : d_tl_events)
             if (e)
                 (void)cudaEventDestroy(e);
         throw;
@@ -85,6 +95,9 @@ cuda_batch_detector::~cuda_batch_detector()
         (void)cudaEventDestroy(e);
     for (auto& e : d_fork_join)
         (void)cudaEventDestroy(e);
+    for (auto& e : d_tl_events)
+        if (e)
+            (void)cudaEventDestroy(e);
     for (auto& s : d_streams)
         (void)cudaStreamDestroy(s);
 }
@@ -108,7 +121,9 @@ void cuda_batch_detector::run(const cf* H,
     const device_guard guard(d_device);
     const bool dev_stats = stats && kernels_write_stats();
     try {
+        d_tl_t0 = d_timeline ? call_timeline::now_ns() : 0;
         plan(segments, n_seg, dev_stats, llr != nullptr);
+        d_tl_planned = d_timeline ? call_timeline::now_ns() : 0;
         enqueue_and_collect(H, y, noise_var, bits, llr, stats);
     } catch (...) {
         // Leave no copy or kernel in flight on buffers that may be freed or reused.
@@ -263,8 +278,13 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
         // the streams; stream 0 joins them and copies the outputs back in one go; one
         // wait.
         cudaStream_t s0 = d_streams[0];
+        const bool tl = d_timeline != nullptr;
         stage(0, d_n_mat, 0, d_n_vec);
+        if (tl)
+            MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[0], s0));
         copy_in(s0, 0, d_n_mat, 0, d_n_vec);
+        if (tl)
+            MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[1], s0));
         const size_t used = std::min<size_t>(k_streams, d_chunks.size());
         if (used > 1) {
             MIMODET_CUDA_CHECK(cudaEventRecord(d_fork_join[0], s0));
@@ -282,9 +302,31 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
             MIMODET_CUDA_CHECK(cudaEventRecord(d_fork_join[i], d_streams[i]));
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s0, d_fork_join[i], 0));
         }
+        if (tl)
+            MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[2], s0));
         copy_out(s0, 0, d_n_vec);
+        if (tl)
+            MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[3], s0));
+        const int64_t t_enqueued = tl ? call_timeline::now_ns() : 0;
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(s0));
+        const int64_t t_synced = tl ? call_timeline::now_ns() : 0;
         unstage(0, d_n_vec);
+        if (tl) {
+            float ms[3] = {};
+            for (int i = 0; i < 3; ++i)
+                MIMODET_CUDA_CHECK(
+                    cudaEventElapsedTime(&ms[i], d_tl_events[i], d_tl_events[i + 1]));
+            d_timeline->add({ double(d_tl_t0),
+                              double(d_tl_planned - d_tl_t0),
+                              double(t_enqueued - d_tl_planned),
+                              double(t_synced - t_enqueued),
+                              double(call_timeline::now_ns() - t_synced),
+                              ms[0] * 1e6,
+                              ms[1] * 1e6,
+                              ms[2] * 1e6,
+                              double(d_n_vec),
+                              double(d_chunks.size()) });
+        }
         return;
     }
 

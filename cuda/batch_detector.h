@@ -17,6 +17,7 @@
 #ifndef INCLUDED_MIMODET_CUDA_BATCH_DETECTOR_H
 #define INCLUDED_MIMODET_CUDA_BATCH_DETECTOR_H
 
+#include "call_timeline.h"
 #include "cuda_memory.h"
 #include "segment_map.h"
 #include <gnuradio/mimodet/detector.h>
@@ -112,6 +113,12 @@ private:
     pinned_buffer<uint8_t> h_bits;
     pinned_buffer<float> h_llr;
     pinned_buffer<vector_stats> h_stats;
+
+    //! MIMODET_CALL_TIMELINE only: per small (one-copy) call, the host's times (plan,
+    //! enqueue, wait, unstage) and the device's (copy in, kernels, copy out) from events.
+    std::unique_ptr<call_timeline> d_timeline;
+    cudaEvent_t d_tl_events[4] = {};
+    int64_t d_tl_t0 = 0, d_tl_planned = 0;
 };
 
 } // namespace core

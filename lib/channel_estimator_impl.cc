@@ -88,12 +88,14 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
       d_grids(n_rx)
 {
     set_tag_propagation_policy(TPP_DONT);
+    d_timeline = core::call_timeline::make("estimator", { "t0_ns", "work_ns", "slots" });
 }
 
 int channel_estimator_impl::work(int noutput_items,
                                  gr_vector_const_void_star& input_items,
                                  gr_vector_void_star& output_items)
 {
+    const int64_t t_start = d_timeline ? core::call_timeline::now_ns() : 0;
     const int n_rx = d_est.n_rx();
     const size_t grid_len = 7 * static_cast<size_t>(d_est.n_sc());
     auto* H = static_cast<gr_complex*>(output_items[0]);
@@ -150,6 +152,10 @@ int channel_estimator_impl::work(int noutput_items,
         d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
         ++d_slots;
     }
+    if (d_timeline)
+        d_timeline->add({ double(t_start),
+                          double(core::call_timeline::now_ns() - t_start),
+                          double(noutput_items) });
     return noutput_items;
 }
 

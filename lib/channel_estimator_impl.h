@@ -8,6 +8,7 @@
 #ifndef INCLUDED_MIMODET_CHANNEL_ESTIMATOR_IMPL_H
 #define INCLUDED_MIMODET_CHANNEL_ESTIMATOR_IMPL_H
 
+#include "core/call_timeline.h"
 #include "core/channel_estimation.h"
 #include <atomic>
 #include <gnuradio/mimodet/channel_estimator.h>
@@ -40,6 +41,8 @@ private:
     std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 };
     std::vector<const gr_complex*> d_grids;
     std::vector<gr::tag_t> d_tags; //!< reused by work() (no allocation per call)
+    //! MIMODET_CALL_TIMELINE only: per work() call, its start, duration and slots.
+    std::unique_ptr<core::call_timeline> d_timeline;
 };
 
 } // namespace mimodet

@@ -224,6 +224,8 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
         for (auto& lane : d_extra_lanes)
             lane->prepare(per_lane);
     }
+    d_timeline =
+        core::call_timeline::make("block", { "t0_ns", "work_ns", "slots" });
     d_logger->debug("{} detector on {}: {}x{}, up to {} output items per slot",
                     cfg.algorithm,
                     backend(),
@@ -271,6 +273,7 @@ int mimo_detector_impl::general_work(int noutput_items,
                                      gr_vector_const_void_star& input_items,
                                      gr_vector_void_star& output_items)
 {
+    const int64_t t_start = d_timeline ? core::call_timeline::now_ns() : 0;
     const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
     const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
     const size_t h_len = static_cast<size_t>(d_n_sc) * d_n_rx * d_slots_det->n_tx();
@@ -382,6 +385,10 @@ int mimo_detector_impl::general_work(int noutput_items,
         ++d_slots;
     }
     consume_each(done);
+    if (d_timeline)
+        d_timeline->add({ double(t_start),
+                          double(core::call_timeline::now_ns() - t_start),
+                          double(done) });
     return static_cast<int>(produced);
 }
 

@@ -8,6 +8,7 @@
 #ifndef INCLUDED_MIMODET_MIMO_DETECTOR_IMPL_H
 #define INCLUDED_MIMODET_MIMO_DETECTOR_IMPL_H
 
+#include "core/call_timeline.h"
 #include "core/slot_detection.h"
 #include "core/worker_pool.h"
 #include <atomic>
@@ -60,6 +61,8 @@ private:
     bool d_deadline; //!< psd with a deadline: count and tag truncated vectors
     int d_max_slots_per_call;
     const pmt::pmt_t d_truncated_key;
+    //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
+    std::unique_ptr<core::call_timeline> d_timeline;
     // Last member: its workers are joined before the lanes they use are destroyed.
     core::worker_pool d_lane_pool;
 };

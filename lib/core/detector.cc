@@ -259,7 +259,8 @@ std::vector<batch_segment>
 detector::validate_inputs(const cf* H,
                           const cf* y,
                           const std::vector<batch_segment>& segments,
-                          const float* noise_var) const
+                          const float* noise_var,
+                          bool inputs_checked) const
 {
     std::vector<batch_segment> used;
     size_t n_mat = 0, n_vec = 0; // n_mat: every segment's matrices occupy H, noise_var
@@ -273,6 +274,8 @@ detector::validate_inputs(const cf* H,
         return used;
     if (!H || !y || !noise_var)
         throw std::invalid_argument("mimodet: null input buffer");
+    if (inputs_checked)
+        return used;
     const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
     if (!core::all_finite(H, n_mat * nr * nt))
         throw std::invalid_argument("mimodet: H contains NaN or Inf");
@@ -293,13 +296,14 @@ void detector::run_checked(const cf* H,
                            uint8_t* bits,
                            float* llr,
                            vector_stats* stats,
-                           bool llr_call)
+                           bool llr_call,
+                           bool inputs_checked)
 {
     if (llr_call && !soft())
         throw std::logic_error("mimodet: detector '" + d_cfg.algorithm +
                                "' gives hard bits only; use detect_bits (soft "
                                "detectors: sfsd, mtt, ml, zf, mmse)");
-    const std::vector<batch_segment> used = validate_inputs(H, y, segments, noise_var);
+    const std::vector<batch_segment> used = validate_inputs(H, y, segments, noise_var, inputs_checked);
     if (used.empty())
         return;
     if (llr_call ? !llr : !bits)

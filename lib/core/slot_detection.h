@@ -11,6 +11,7 @@
 #ifndef INCLUDED_MIMODET_CORE_SLOT_DETECTION_H
 #define INCLUDED_MIMODET_CORE_SLOT_DETECTION_H
 
+#include "call_timeline.h"
 #include "host_memory.h"
 #include <gnuradio/mimodet/api.h>
 #include <gnuradio/mimodet/detector.h>
@@ -139,6 +140,7 @@ private:
     //! Checks the slots and gathers the usable ones (why[i] empty) into one segmented
     //! batch (d_H, d_y, d_nv, d_segments); returns the number of vectors.
     size_t gather_slots(const std::vector<slot_input>& slots, std::vector<std::string>& why);
+
     //! Scatters the batch results of gather_slots into slot order; zeros for the others.
     template <typename T>
     void scatter_slots(const std::vector<slot_input>& slots,
@@ -158,6 +160,8 @@ private:
     host_vector<uint8_t> d_bits;
     host_vector<vector_stats> d_stats;
     std::vector<batch_segment> d_segments;
+    //! MIMODET_CALL_TIMELINE only: per call, start and the gather / detect / scatter times.
+    std::unique_ptr<call_timeline> d_timeline;
 };
 
 } // namespace core

@@ -218,17 +218,33 @@ TEST(slot_detection, several_slots_in_one_call_equal_one_call_per_slot)
         }
         EXPECT_EQ(bits, ref) << alg;
         EXPECT_EQ(llr, ref_llr) << alg;
-        // A bad slot is reported and zeroed; the others are detected as before.
+        // Bad slots are reported and zeroed; the others are detected as before. The
+        // values are checked as they are gathered: a NaN in a data element or in H
+        // drops that slot from the batch; one outside the data elements (a CRS) does
+        // not matter.
         auto bad = in;
         bad[3].noise_var = NAN;
+        test_slot nan_data = tx[1], inf_h = tx[4], nan_crs = tx[2];
+        nan_data.y[2][grid.data_elements(ns_list[1]).back()] = cf(NAN, 0.0f);
+        inf_h.H[5] = cf(0.0f, -INFINITY);
+        nan_crs.y[0][grid.crs_elements(ns_list[2], 0)[0]] = cf(0.0f, NAN);
+        const auto p_nan_data = ptrs(nan_data), p_inf_h = ptrs(inf_h),
+                   p_nan_crs = ptrs(nan_crs);
+        bad[1].grids = p_nan_data.data();
+        bad[4].grids = p_inf_h.data();
+        bad[4].H = inf_h.H.data();
+        bad[2].grids = p_nan_crs.data();
         std::fill(bits.begin(), bits.end(), 7);
         const auto why = sd.detect_bits(bad, bits.data());
         ASSERT_EQ(why.size(), in.size());
+        EXPECT_NE(why[1].find("grid of antenna 2"), std::string::npos) << why[1];
+        EXPECT_NE(why[4].find("H contains"), std::string::npos) << why[4];
         size_t off = 0;
         for (size_t i = 0; i < in.size(); ++i) {
             const size_t n = sd.values_per_slot(in[i].ns);
-            if (i == 3) {
-                EXPECT_NE(why[i].find("noise_var"), std::string::npos) << why[i];
+            if (i == 1 || i == 3 || i == 4) {
+                if (i == 3)
+                    EXPECT_NE(why[i].find("noise_var"), std::string::npos) << why[i];
                 EXPECT_EQ(std::count(bits.begin() + off, bits.begin() + off + n, 0),
                           static_cast<long>(n))
                     << alg;

@@ -117,6 +117,10 @@ struct MIMODET_API batch_segment {
  *
  * Thread safety: one call at a time per object.
  */
+namespace core {
+class slot_detection;
+} // namespace core
+
 class MIMODET_API detector
 {
 public:
@@ -192,11 +196,17 @@ protected:
     detector_config d_cfg;
 
 private:
-    //! Checks the buffers of a segmented batch; returns its non-empty segments.
+    // slot_detection checks each slot's inputs as it gathers them into a batch, and
+    // passes inputs_checked = true so the batch is not scanned a second time.
+    friend class core::slot_detection;
+
+    //! Checks the buffers of a segmented batch (their values too, unless
+    //! inputs_checked); returns its non-empty segments.
     std::vector<batch_segment> validate_inputs(const cf* H,
                                                const cf* y,
                                                const std::vector<batch_segment>& segments,
-                                               const float* noise_var) const;
+                                               const float* noise_var,
+                                               bool inputs_checked) const;
     void run_checked(const cf* H,
                      const cf* y,
                      const std::vector<batch_segment>& segments,
@@ -204,7 +214,8 @@ private:
                      uint8_t* bits,
                      float* llr,
                      vector_stats* stats,
-                     bool llr_call);
+                     bool llr_call,
+                     bool inputs_checked = false);
 };
 
 //! Names of the algorithms (for messages, GRC and Python).
