@@ -198,7 +198,18 @@ if det is not None:
 else:
     r.update(tx=[{"n": m.n, "peak": m.peak, "power": m.energy / max(m.n, 1)}
                  for d in devices for m in d.meters])
-print("RESULT " + json.dumps(r))
+print("RESULT " + json.dumps(r), flush=True)
+# Tear down in a fixed order: the flowgraph (a Qt widget) first, while the QApplication
+# still exists, then the application. A crash here still fails the test. Python's own
+# module teardown, whose order is arbitrary and once ended this process with SIGSEGV in
+# CI after the result was out, is skipped.
+import gc
+del tb, det, mod
+devices = []
+gc.collect()
+del app
+gc.collect()
+os._exit(0)
 '''
 
 
