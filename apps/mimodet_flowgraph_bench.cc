@@ -205,7 +205,6 @@ void usage()
            "                     receiver, the machine slowed down, not a block\n"
            "  --rt               real-time scheduling (SCHED_FIFO) for the flowgraph's\n"
            "                     threads, as GRC's \"Realtime Scheduling\" option does\n"
-
            "Real time: 20 MHz LTE is 2000 slots/s; the target is every detector >= 2000\n"
            "slots/s unthrottled and p99 latency <= 1 ms at 20 MHz 4x4 64QAM, 20 dB.\n";
 }
@@ -287,7 +286,6 @@ options parse(int argc, char** argv)
             o.probe = true;
         else if (a == "--rt")
             o.rt = true;
-
         else if (a == "-h" || a == "--help") {
             usage();
             std::exit(0);

@@ -72,8 +72,9 @@
 // psd_sic of lib/core/psd_common.h (the CPU PSD's code), always flagged, with expanded
 // = 0 and evaluated = N (one interrupted before its first leaf keeps its counters and
 // adds N evaluated); from then on each thread (lane) of the block (warp) takes a vector
-// of its own (psd_fallback_rest), so the call's remaining vectors are done in parallel. Without a deadline (budget 0) the timer is never read and the traversal
-// is unchanged, bit for bit.
+// of its own (psd_fallback_rest), so the call's remaining vectors are done in parallel.
+// Without a deadline (budget 0) the timer is never read and the traversal is unchanged,
+// bit for bit.
 
 #include "../lib/core/psd_common.h"
 #include "../lib/core/psd_params.h"

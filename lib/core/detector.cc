@@ -303,7 +303,8 @@ void detector::run_checked(const cf* H,
         throw std::logic_error("mimodet: detector '" + d_cfg.algorithm +
                                "' gives hard bits only; use detect_bits (soft "
                                "detectors: sfsd, mtt, ml, zf, mmse)");
-    const std::vector<batch_segment> used = validate_inputs(H, y, segments, noise_var, inputs_checked);
+    const std::vector<batch_segment> used =
+        validate_inputs(H, y, segments, noise_var, inputs_checked);
     if (used.empty())
         return;
     if (llr_call ? !llr : !bits)

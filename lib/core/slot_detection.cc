@@ -55,6 +55,15 @@ slot_detection::slot_detection(const lte_grid& grid, int n_rx, detector::sptr de
         "slots", { "t0_ns", "gather_ns", "detect_ns", "scatter_ns", "slots", "vectors" });
 }
 
+void slot_detection::record_call(
+    int64_t t0, int64_t gathered, int64_t detected, size_t n_slots, size_t n_vec)
+{
+    if (d_timeline)
+        d_timeline->add({ double(t0), double(gathered - t0), double(detected - gathered),
+                          double(call_timeline::now_ns() - detected), double(n_slots),
+                          double(n_vec) });
+}
+
 size_t slot_detection::max_values_per_slot() const
 {
     size_t m = 0;
@@ -195,10 +204,7 @@ std::vector<std::string> slot_detection::detect_bits(const std::vector<slot_inpu
     }
     const int64_t t2 = d_timeline ? call_timeline::now_ns() : 0;
     scatter_slots(slots, why, d_bits.data(), out);
-    if (d_timeline)
-        d_timeline->add({ double(t0), double(t1 - t0), double(t2 - t1),
-                          double(call_timeline::now_ns() - t2), double(slots.size()),
-                          double(n_vec) });
+    record_call(t0, t1, t2, slots.size(), n_vec);
     return why;
 }
 
@@ -218,10 +224,7 @@ std::vector<std::string> slot_detection::detect_llr(const std::vector<slot_input
                            d_llr.data(), nullptr, true, true);
     const int64_t t2 = d_timeline ? call_timeline::now_ns() : 0;
     scatter_slots(slots, why, d_llr.data(), out);
-    if (d_timeline)
-        d_timeline->add({ double(t0), double(t1 - t0), double(t2 - t1),
-                          double(call_timeline::now_ns() - t2), double(slots.size()),
-                          double(n_vec) });
+    record_call(t0, t1, t2, slots.size(), n_vec);
     return why;
 }
 

@@ -162,6 +162,9 @@ private:
     std::vector<batch_segment> d_segments;
     //! MIMODET_CALL_TIMELINE only: per call, start and the gather / detect / scatter times.
     std::unique_ptr<call_timeline> d_timeline;
+    //! Adds a call to d_timeline, if any (the scatter ends now).
+    void record_call(
+        int64_t t0, int64_t gathered, int64_t detected, size_t n_slots, size_t n_vec);
 };
 
 } // namespace core

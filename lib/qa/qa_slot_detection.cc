@@ -218,10 +218,10 @@ TEST(slot_detection, several_slots_in_one_call_equal_one_call_per_slot)
         }
         EXPECT_EQ(bits, ref) << alg;
         EXPECT_EQ(llr, ref_llr) << alg;
-        // Bad slots are reported and zeroed; the others are detected as before. The
-        // values are checked as they are gathered: a NaN in a data element or in H
-        // drops that slot from the batch; one outside the data elements (a CRS) does
-        // not matter.
+        // Bad slots are reported and zeroed; the others are detected as before. Each
+        // slot is checked before it is gathered (the detector does not scan the batch
+        // again): a NaN in a data element or in H drops that slot from the batch; one
+        // outside the data elements (a CRS) does not matter.
         auto bad = in;
         bad[3].noise_var = NAN;
         test_slot nan_data = tx[1], inf_h = tx[4], nan_crs = tx[2];

@@ -45,8 +45,9 @@ namespace mimodet {
  * per call, so a backlog is worked off in large batches while a lone slot is detected at
  * once. With backend cuda the block runs two detector lanes (each its own streams and
  * buffers) that detect halves of a call's slots at the same time, so one lane's host work
- * overlaps the other's kernels (one lane with a PSD deadline); the GPU buffers are sized for the largest call when the
- * block is made (a dummy detection), so none grows while streaming.
+ * overlaps the other's kernels (one lane with a PSD deadline); the GPU buffers are sized
+ * for the largest call when the block is made (a dummy detection), so none grows while
+ * streaming.
  *
  * A slot whose noise_var is not finite and > 0, or whose H or data elements are not
  * finite, is logged as an error, output as zeros (bits 0 / LLRs 0) and counted in
