@@ -7,6 +7,7 @@
 
 #include "batch_detector.h"
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <stdexcept>
 
@@ -24,6 +25,66 @@ __global__ void llr_signs_kernel(const float* __restrict__ llr,
     for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<size_t>(gridDim.x) * blockDim.x)
         bits[i] = llr[i] < 0.0f ? 1 : 0;
+}
+
+//! Device-side gather of one packed slot (run_gathered): y[v][r] = packed[r * grid_len +
+//! y_src[v]], H of matrix m = packed[h_src[m] ...], noise_var[m] = nv.
+__global__ void gather_slot_kernel(const float2* __restrict__ packed,
+                                   const int32_t* __restrict__ y_src,
+                                   const int32_t* __restrict__ h_src,
+                                   int n_vec,
+                                   int n_mat,
+                                   int nr,
+                                   int hm,
+                                   int grid_len,
+                                   float nv,
+                                   float2* __restrict__ y,
+                                   float2* __restrict__ H,
+                                   float* __restrict__ noise_var)
+{
+    const int stride = gridDim.x * blockDim.x;
+    const int first = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int i = first; i < n_vec * nr; i += stride) {
+        const int v = i / nr, r = i - v * nr;
+        y[i] = packed[r * grid_len + y_src[v]];
+    }
+    for (int i = first; i < n_mat * hm; i += stride) {
+        const int m = i / hm;
+        H[i] = packed[h_src[m] + (i - m * hm)];
+    }
+    for (int m = first; m < n_mat; m += stride)
+        noise_var[m] = nv;
+}
+
+//! Batch outputs into the slot's order (out_pos). LLRs times scale (the noise variance
+//! where the caller wants them unscaled, as detector::run_checked; 1 else); signs: a
+//! soft detector's bits (LLR < 0 -> 1, from the unscaled LLR, as llr_signs_kernel).
+__global__ void scatter_slot_kernel(const uint8_t* __restrict__ bits_in,
+                                    const float* __restrict__ llr_in,
+                                    const int32_t* __restrict__ out_pos,
+                                    int n_vec,
+                                    int nb,
+                                    bool signs,
+                                    bool scale_llr,
+                                    float scale,
+                                    uint8_t* __restrict__ bits_out,
+                                    float* __restrict__ llr_out)
+{
+    const int stride = gridDim.x * blockDim.x;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_vec * nb; i += stride) {
+        const int v = i / nb;
+        const int o = out_pos[v] * nb + (i - v * nb);
+        if (bits_out)
+            bits_out[o] = signs ? (llr_in[i] < 0.0f ? 1 : 0) : bits_in[i];
+        else
+            llr_out[o] = scale_llr ? llr_in[i] * scale : llr_in[i];
+    }
+}
+
+//! Blocks for a grid-stride kernel over n items (at most 1024 blocks of 256).
+unsigned stride_blocks(size_t n)
+{
+    return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>((n + 255) / 256, 1024)));
 }
 
 //! True when p lies in page-locked host memory (cudaHostAlloc / cudaHostRegister).
@@ -285,23 +346,7 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
         copy_in(s0, 0, d_n_mat, 0, d_n_vec);
         if (tl)
             MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[1], s0));
-        const size_t used = std::min<size_t>(k_streams, d_chunks.size());
-        if (used > 1) {
-            MIMODET_CUDA_CHECK(cudaEventRecord(d_fork_join[0], s0));
-            for (size_t i = 1; i < used; ++i)
-                MIMODET_CUDA_CHECK(cudaStreamWaitEvent(d_streams[i], d_fork_join[0], 0));
-        }
-        for (size_t c = 0; c < d_chunks.size(); ++c) {
-            cudaStream_t s = d_streams[c % k_streams];
-            const chunk k = make_chunk(c, dev_stats);
-            launch(s, k);
-            if (d_soft && !llr)
-                enqueue_signs(s, k);
-        }
-        for (size_t i = 1; i < used; ++i) {
-            MIMODET_CUDA_CHECK(cudaEventRecord(d_fork_join[i], d_streams[i]));
-            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s0, d_fork_join[i], 0));
-        }
+        enqueue_chunks_forked(dev_stats, d_soft && !llr);
         if (tl)
             MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[2], s0));
         copy_out(s0, 0, d_n_vec);
@@ -311,22 +356,8 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(s0));
         const int64_t t_synced = tl ? call_timeline::now_ns() : 0;
         unstage(0, d_n_vec);
-        if (tl) {
-            float ms[3] = {};
-            for (int i = 0; i < 3; ++i)
-                MIMODET_CUDA_CHECK(
-                    cudaEventElapsedTime(&ms[i], d_tl_events[i], d_tl_events[i + 1]));
-            d_timeline->add({ double(d_tl_t0),
-                              double(d_tl_planned - d_tl_t0),
-                              double(t_enqueued - d_tl_planned),
-                              double(t_synced - t_enqueued),
-                              double(call_timeline::now_ns() - t_synced),
-                              ms[0] * 1e6,
-                              ms[1] * 1e6,
-                              ms[2] * 1e6,
-                              double(d_n_vec),
-                              double(d_chunks.size()) });
-        }
+        if (tl)
+            record_timeline(t_enqueued, t_synced);
         return;
     }
 
@@ -348,6 +379,181 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
         const chunk k = make_chunk(c, false);
         unstage(k.v0, k.n_vec);
     }
+}
+
+void cuda_batch_detector::enqueue_chunks_forked(bool dev_stats, bool signs)
+{
+    cudaStream_t s0 = d_streams[0];
+    const size_t used = std::min<size_t>(k_streams, d_chunks.size());
+    if (used > 1) {
+        MIMODET_CUDA_CHECK(cudaEventRecord(d_fork_join[0], s0));
+        for (size_t i = 1; i < used; ++i)
+            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(d_streams[i], d_fork_join[0], 0));
+    }
+    for (size_t c = 0; c < d_chunks.size(); ++c) {
+        cudaStream_t s = d_streams[c % k_streams];
+        const chunk k = make_chunk(c, dev_stats);
+        launch(s, k);
+        if (signs)
+            enqueue_signs(s, k);
+    }
+    for (size_t i = 1; i < used; ++i) {
+        MIMODET_CUDA_CHECK(cudaEventRecord(d_fork_join[i], d_streams[i]));
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s0, d_fork_join[i], 0));
+    }
+}
+
+void cuda_batch_detector::record_timeline(int64_t t_enqueued, int64_t t_synced)
+{
+    float ms[3] = {};
+    for (int i = 0; i < 3; ++i)
+        MIMODET_CUDA_CHECK(cudaEventElapsedTime(&ms[i], d_tl_events[i], d_tl_events[i + 1]));
+    d_timeline->add({ double(d_tl_t0),
+                      double(d_tl_planned - d_tl_t0),
+                      double(t_enqueued - d_tl_planned),
+                      double(t_synced - t_enqueued),
+                      double(call_timeline::now_ns() - t_synced),
+                      ms[0] * 1e6,
+                      ms[1] * 1e6,
+                      ms[2] * 1e6,
+                      double(d_n_vec),
+                      double(d_chunks.size()) });
+}
+
+int cuda_batch_detector::add_gather_layout(const gather_layout& layout)
+{
+    size_t n_mat = 0, n_vec = 0;
+    for (const auto& g : layout.segments) {
+        if (g.n_mat == 0 || g.n_sym == 0)
+            throw std::invalid_argument("mimodet: gather layout with an empty segment");
+        n_mat += g.n_mat;
+        n_vec += g.n_mat * g.n_sym;
+    }
+    // One slot per call, one copy each way: larger layouts keep the host gather, whose
+    // chunks overlap copies with kernels.
+    if (n_vec == 0 || !single_copy_call(n_vec))
+        return -1;
+    const size_t hm = static_cast<size_t>(d_cfg.n_rx) * d_cfg.n_tx;
+    if (layout.y_src.size() != n_vec || layout.out_pos.size() != n_vec ||
+        layout.h_src.size() != n_mat || layout.packed_len > static_cast<size_t>(INT_MAX))
+        throw std::invalid_argument("mimodet: gather layout tables do not match its segments");
+    for (size_t v = 0; v < n_vec; ++v)
+        if (layout.y_src[v] < 0 ||
+            static_cast<size_t>(layout.y_src[v]) + (d_cfg.n_rx - 1) * layout.grid_len >=
+                layout.packed_len ||
+            layout.out_pos[v] < 0 || static_cast<size_t>(layout.out_pos[v]) >= n_vec)
+            throw std::invalid_argument("mimodet: gather layout index out of range");
+    for (size_t m = 0; m < n_mat; ++m)
+        if (layout.h_src[m] < 0 || static_cast<size_t>(layout.h_src[m]) + hm > layout.packed_len)
+            throw std::invalid_argument("mimodet: gather layout index out of range");
+    const device_guard guard(d_device);
+    auto L = std::make_unique<device_layout>();
+    L->segments = layout.segments;
+    L->n_mat = n_mat;
+    L->n_vec = n_vec;
+    L->grid_len = layout.grid_len;
+    L->packed_len = layout.packed_len;
+    L->y_src.reserve(n_vec);
+    L->h_src.reserve(n_mat);
+    L->out_pos.reserve(n_vec);
+    // Once per layout, before real-time operation: plain synchronous copies.
+    MIMODET_CUDA_CHECK(cudaMemcpy(L->y_src.get(), layout.y_src.data(),
+                                  n_vec * sizeof(int32_t), cudaMemcpyHostToDevice));
+    MIMODET_CUDA_CHECK(cudaMemcpy(L->h_src.get(), layout.h_src.data(),
+                                  n_mat * sizeof(int32_t), cudaMemcpyHostToDevice));
+    MIMODET_CUDA_CHECK(cudaMemcpy(L->out_pos.get(), layout.out_pos.data(),
+                                  n_vec * sizeof(int32_t), cudaMemcpyHostToDevice));
+    d_layouts.push_back(std::move(L));
+    return static_cast<int>(d_layouts.size() - 1);
+}
+
+void cuda_batch_detector::run_gathered(int layout,
+                                       const cf* packed,
+                                       float noise_var,
+                                       uint8_t* bits,
+                                       float* llr,
+                                       vector_stats* stats)
+{
+    if (layout < 0 || static_cast<size_t>(layout) >= d_layouts.size())
+        throw std::invalid_argument("mimodet: unknown gather layout");
+    if ((bits == nullptr) == (llr == nullptr))
+        throw std::invalid_argument("mimodet: run_gathered needs exactly one output");
+    if (llr && !d_soft)
+        throw std::logic_error("mimodet: detector '" + d_cfg.algorithm +
+                               "' gives hard bits only");
+    const device_layout& L = *d_layouts[layout];
+    const device_guard guard(d_device);
+    const bool dev_stats = stats && kernels_write_stats();
+    const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
+    const size_t nb = static_cast<size_t>(bits_per_vector());
+    const bool tl = d_timeline != nullptr;
+    try {
+        d_tl_t0 = tl ? call_timeline::now_ns() : 0;
+        plan(L.segments.data(), L.segments.size(), dev_stats, llr != nullptr);
+        if (!d_single_copy) // add_gather_layout admits single-copy layouts only
+            throw std::logic_error("mimodet: gather layout is not a single-copy call");
+        d_packed.reserve(L.packed_len);
+        if (llr)
+            d_out_llr.reserve(L.n_vec * nb);
+        else
+            d_out_bits.reserve(L.n_vec * nb);
+        d_tl_planned = tl ? call_timeline::now_ns() : 0;
+
+        cudaStream_t s0 = d_streams[0];
+        if (tl)
+            MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[0], s0));
+        // packed is host_alloc memory (page-locked with a GPU): one asynchronous copy.
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_packed.get(), packed, L.packed_len * sizeof(float2),
+                                           cudaMemcpyHostToDevice, s0));
+        const size_t gather_items = std::max(L.n_vec * nr, L.n_mat * nr * nt);
+        gather_slot_kernel<<<stride_blocks(gather_items), 256, 0, s0>>>(
+            d_packed.get(), L.y_src.get(), L.h_src.get(), static_cast<int>(L.n_vec),
+            static_cast<int>(L.n_mat), static_cast<int>(nr), static_cast<int>(nr * nt),
+            static_cast<int>(L.grid_len), noise_var, d_y.get(), d_H.get(), d_nv.get());
+        MIMODET_CUDA_CHECK_LAUNCH();
+        if (tl)
+            MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[1], s0));
+        enqueue_chunks_forked(dev_stats, false);
+        const bool scale = llr && !d_cfg.llr_scaled;
+        scatter_slot_kernel<<<stride_blocks(L.n_vec * nb), 256, 0, s0>>>(
+            d_bits.get(), d_llr.get(), L.out_pos.get(), static_cast<int>(L.n_vec),
+            static_cast<int>(nb), d_soft && !llr, scale, noise_var,
+            llr ? nullptr : d_out_bits.get(), llr ? d_out_llr.get() : nullptr);
+        MIMODET_CUDA_CHECK_LAUNCH();
+        if (tl)
+            MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[2], s0));
+        if (llr)
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_llr.get(), d_out_llr.get(),
+                                               L.n_vec * nb * sizeof(float),
+                                               cudaMemcpyDeviceToHost, s0));
+        else
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_bits.get(), d_out_bits.get(), L.n_vec * nb,
+                                               cudaMemcpyDeviceToHost, s0));
+        if (dev_stats)
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_stats.get(), d_stats.get(),
+                                               L.n_vec * sizeof(vector_stats),
+                                               cudaMemcpyDeviceToHost, s0));
+        if (tl)
+            MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[3], s0));
+        const int64_t t_enqueued = tl ? call_timeline::now_ns() : 0;
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(s0));
+        const int64_t t_synced = tl ? call_timeline::now_ns() : 0;
+        // The caller's buffers are GNU Radio's (pageable): a sequential copy each.
+        if (llr)
+            std::memcpy(llr, h_llr.get(), L.n_vec * nb * sizeof(float));
+        else
+            std::memcpy(bits, h_bits.get(), L.n_vec * nb);
+        if (dev_stats)
+            std::memcpy(stats, h_stats.get(), L.n_vec * sizeof(vector_stats));
+        if (tl)
+            record_timeline(t_enqueued, t_synced);
+    } catch (...) {
+        synchronize_all();
+        d_chunks.clear();
+        throw;
+    }
+    if (stats && !kernels_write_stats())
+        std::fill(stats, stats + L.n_vec, host_stats());
 }
 
 double cuda_batch_detector::kernel_seconds(int repetitions)

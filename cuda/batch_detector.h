@@ -22,6 +22,7 @@
 #include "segment_map.h"
 #include <gnuradio/mimodet/detector.h>
 #include <cuda_runtime.h>
+#include <memory>
 #include <vector>
 
 namespace gr {
@@ -87,6 +88,30 @@ private:
                              vector_stats* stats);
     chunk make_chunk(size_t c, bool with_stats) const;
     void synchronize_all();
+    //! Single-copy call, inputs on the device: its chunks over the streams (forked from
+    //! and joined back into stream 0); signs: a soft detector's LLR signs into d_bits.
+    void enqueue_chunks_forked(bool dev_stats, bool signs);
+
+    // Device-side gather (slot_detection's one-slot calls).
+    int add_gather_layout(const gather_layout& layout) final;
+    void run_gathered(int layout,
+                      const cf* packed,
+                      float noise_var,
+                      uint8_t* bits,
+                      float* llr,
+                      vector_stats* stats) final;
+    //! A registered layout with its tables on the device.
+    struct device_layout {
+        std::vector<batch_segment> segments;
+        size_t n_mat = 0, n_vec = 0, grid_len = 0, packed_len = 0;
+        device_buffer<int32_t> y_src, h_src, out_pos;
+    };
+    std::vector<std::unique_ptr<device_layout>> d_layouts;
+    device_buffer<float2> d_packed;   //!< the slot as packed by the caller
+    device_buffer<uint8_t> d_out_bits; //!< outputs in slot order
+    device_buffer<float> d_out_llr;
+    //! MIMODET_CALL_TIMELINE: records a single-copy call (events d_tl_events).
+    void record_timeline(int64_t t_enqueued, int64_t t_synced);
 
     static constexpr int k_streams = 3;
 

@@ -33,6 +33,15 @@ namespace { // each translation unit its own copy (constant tables)
 // The per-matrix and per-branch math is host-callable too, so it can be checked against
 // the CPU FSD without a GPU.
 #define MIMODET_HD __host__ __device__
+// Full unrolling in device code, where a loop's trip count is a compile-time constant (a
+// templated matrix size): it turns small per-thread arrays into registers.
+#ifdef __CUDA_ARCH__
+#define MIMODET_UNROLL _Pragma("unroll")
+#else
+#define MIMODET_UNROLL
+#endif
+// Per-matrix functions whose arrays only stay in registers once inlined into the kernel.
+#define MIMODET_HD_INLINE __host__ __device__ __forceinline__
 
 
 constexpr int k_max_ant = 8;
@@ -151,6 +160,24 @@ void dispatch_nt(int nt, const char* who, F&& f)
     }
 }
 static_assert(k_max_ant == 8, "dispatch_nt covers 1..8 transmit antennas");
+
+/*!
+ * Calls f(std::integral_constant<int, NT>, std::integral_constant<int, NR>) with the
+ * compile-time sizes of the LTE shapes 4x4, 2x2 and 2 tx x 4 rx, else with 0, 0 (the
+ * run-time-sized code): how the preprocessing kernels pick their instantiation.
+ */
+template <class F>
+inline void dispatch_prep_shape(int nt, int nr, const F& f)
+{
+    if (nt == 4 && nr == 4)
+        f(std::integral_constant<int, 4>(), std::integral_constant<int, 4>());
+    else if (nt == 2 && nr == 2)
+        f(std::integral_constant<int, 2>(), std::integral_constant<int, 2>());
+    else if (nt == 2 && nr == 4)
+        f(std::integral_constant<int, 2>(), std::integral_constant<int, 4>());
+    else
+        f(std::integral_constant<int, 0>(), std::integral_constant<int, 0>());
+}
 
 // The constant tables are per device; every detector writes the same values.
 void upload_tables(int device)

@@ -34,52 +34,73 @@ constexpr int k_prep_threads = 32;
  * diagonal, for one channel matrix hm (row-major n_rx x n_tx). Outputs:
  *   Qo[k][r] = Q(r,k) (column k contiguous: one row of Q^H), Ro[i][j] (upper triangle,
  *   zeros below), inv[k] = 1/R(k,k) or 0, pm[k] = column of H at position k.
+ * NT_C / NR_C: compile-time sizes or 0, as in qr_device.cuh (the columns are moved
+ * within w, in registers, rather than indexed through rem or p, for that reason).
  */
-MIMODET_HD void fsd_preprocess_one(const float2* hm,
-                                   int nr,
-                                   int nt,
+template <int NT_C = 0, int NR_C = 0>
+MIMODET_HD_INLINE void fsd_preprocess_one(const float2* hm,
+                                   int nr_rt,
+                                   int nt_rt,
                                    int full_levels,
                                    double2* Qo,
                                    double2* Ro,
                                    double* inv_diag,
                                    unsigned char* pm)
 {
+    const int nr = NR_C ? NR_C : nr_rt, nt = NT_C ? NT_C : nt_rt;
     // h[c][r]: column-major, a column is contiguous.
     double2 h[k_max_ant][k_max_ant];
-    qr_load_columns(hm, nr, nt, h);
+    qr_load_columns<NT_C, NR_C>(hm, nr, nt, h);
 
     // --- FSD ordering: positions filled from the last (detected first) to the first.
+    // rem[a]: the a-th remaining column (increasing), w[a] = h[rem[a]]; placed columns
+    // collect above them.
     int rem[k_max_ant];
     int p[k_max_ant];
-    for (int c = 0; c < nt; ++c)
+    double2 w[k_max_ant][k_max_ant];
+    MIMODET_UNROLL
+    for (int c = 0; c < nt; ++c) {
         rem[c] = c;
-    int n_rem = nt;
+        MIMODET_UNROLL
+        for (int r = 0; r < nr; ++r)
+            w[c][r] = h[c][r];
+    }
     double2 L[k_max_ant][k_max_ant]; // Gram matrix, then its Cholesky factor (lower)
-    for (int pos = nt - 1, step = 0; pos >= 0; --pos, ++step) {
-        const int n = n_rem;
+    MIMODET_UNROLL
+    for (int step = 0; step < nt; ++step) {
+        const int pos = nt - 1 - step;
+        const int n = nt - step; // remaining columns
         double maxd = 0.0;
+        MIMODET_UNROLL
         for (int a = 0; a < n; ++a)
+            MIMODET_UNROLL
             for (int b = 0; b <= a; ++b) {
                 double2 g = make_double2(0.0, 0.0);
+                MIMODET_UNROLL
                 for (int r = 0; r < nr; ++r)
-                    g = cadd(g, cmulc(h[rem[a]][r], h[rem[b]][r]));
+                    g = cadd(g, cmulc(w[a][r], w[b][r]));
                 L[a][b] = g;
                 if (a == b)
                     maxd = fmax(maxd, fabs(g.x));
             }
         // Same ridge as the CPU: keeps rank-deficient channels finite.
         const double ridge = 1e-12 * (1.0 + maxd);
+        MIMODET_UNROLL
         for (int a = 0; a < n; ++a)
             L[a][a].x += ridge;
         // Cholesky G = L L^H in place.
+        MIMODET_UNROLL
         for (int j = 0; j < n; ++j) {
             double d = L[j][j].x;
+            MIMODET_UNROLL
             for (int k = 0; k < j; ++k)
                 d -= cnorm(L[j][k]);
             const double ljj = sqrt(d > 0.0 ? d : ridge);
             L[j][j] = make_double2(ljj, 0.0);
+            MIMODET_UNROLL
             for (int i = j + 1; i < n; ++i) {
                 double2 v = L[i][j];
+                MIMODET_UNROLL
                 for (int k = 0; k < j; ++k)
                     v = csub(v, cmul(L[i][k], make_double2(L[j][k].x, -L[j][k].y)));
                 L[i][j] = cscale(v, 1.0 / ljj);
@@ -87,12 +108,15 @@ MIMODET_HD void fsd_preprocess_one(const float2* hm,
         }
         // diag(G^-1)_c = ||L^-1 e_c||^2 (forward substitution per column).
         double amp[k_max_ant];
+        MIMODET_UNROLL
         for (int c = 0; c < n; ++c) {
             double2 x[k_max_ant];
             x[c] = make_double2(1.0 / L[c][c].x, 0.0);
             double s = cnorm(x[c]);
+            MIMODET_UNROLL
             for (int k = c + 1; k < n; ++k) {
                 double2 acc = make_double2(0.0, 0.0);
+                MIMODET_UNROLL
                 for (int j = c; j < k; ++j)
                     acc = cadd(acc, cmul(L[k][j], x[j]));
                 x[k] = cscale(acc, -1.0 / L[k][k].x);
@@ -101,34 +125,59 @@ MIMODET_HD void fsd_preprocess_one(const float2* hm,
             amp[c] = s;
         }
         int pick = 0;
+        double best = amp[0];
+        MIMODET_UNROLL
         for (int c = 1; c < n; ++c) {
-            const double a = amp[c], b = amp[pick];
-            if (step < full_levels ? a > b : a < b)
+            const double a = amp[c];
+            if (step < full_levels ? a > best : a < best) {
                 pick = c;
+                best = a;
+            }
         }
-        p[pos] = rem[pick];
-        for (int c = pick; c < n - 1; ++c)
-            rem[c] = rem[c + 1];
-        --n_rem;
+        // p[pos] = rem[pick]. Entry pick bubbles up to a = n - 1 = pos, the others keep
+        // their order below it: the next step sees the remaining columns in order, and
+        // in the end w[k] = h[p[k]] for every k.
+        MIMODET_UNROLL
+        for (int c = 0; c + 1 < n; ++c)
+            if (c >= pick) {
+                const int t = rem[c];
+                rem[c] = rem[c + 1];
+                rem[c + 1] = t;
+                MIMODET_UNROLL
+                for (int r = 0; r < nr; ++r) {
+                    const double2 v = w[c][r];
+                    w[c][r] = w[c + 1][r];
+                    w[c + 1][r] = v;
+                }
+            }
+        p[pos] = rem[n - 1];
     }
 
-    // --- QR of the permuted matrix (CGS2, qr_device.cuh), orthogonal to working
+    // --- QR of the permuted matrix, w (CGS2, qr_device.cuh), orthogonal to working
     // precision like the CPU's Householder QR.
     double2 q[k_max_ant][k_max_ant]; // q[k][r] = Q(r,k)
     double2 Rm[k_max_ant][k_max_ant];
-    qr_cgs2(h, p, nr, nt, q, Rm);
+    int in_order[k_max_ant];
+    MIMODET_UNROLL
+    for (int k = 0; k < nt; ++k)
+        in_order[k] = k;
+    qr_cgs2<NT_C, NR_C>(w, in_order, nr, nt, q, Rm);
 
     double scale = 0.0;
+    MIMODET_UNROLL
     for (int i = 0; i < nt; ++i)
+        MIMODET_UNROLL
         for (int j = 0; j < nt; ++j)
             scale = fmax(scale, hypot(Rm[i][j].x, Rm[i][j].y));
 
-    qr_store(q, Rm, p, nr, nt, Qo, Ro, pm);
+    qr_store<NT_C, NR_C>(q, Rm, p, nr, nt, Qo, Ro, pm);
+    MIMODET_UNROLL
     for (int k = 0; k < nt; ++k)
         inv_diag[k] = sic_inverse(Rm[k][k].x, scale); // as the CPU (qr.h)
 }
 
 //! One thread per channel matrix; per-matrix strides as in fsd_preprocess_one, perm's 8.
+template <int NT_C, int NR_C>
 __global__ void __launch_bounds__(k_prep_threads)
     fsd_preprocess_kernel(const float2* __restrict__ H,
                           int n_mat,
@@ -144,14 +193,14 @@ __global__ void __launch_bounds__(k_prep_threads)
     if (m >= n_mat)
         return;
     const size_t mm = static_cast<size_t>(m);
-    fsd_preprocess_one(H + mm * nr * nt,
-                       nr,
-                       nt,
-                       full_levels,
-                       Qc + mm * nt * nr,
-                       R + mm * nt * nt,
-                       inv_diag + mm * nt,
-                       perm + mm * k_max_ant);
+    fsd_preprocess_one<NT_C, NR_C>(H + mm * nr * nt,
+                                   nr,
+                                   nt,
+                                   full_levels,
+                                   Qc + mm * nt * nr,
+                                   R + mm * nt * nt,
+                                   inv_diag + mm * nt,
+                                   perm + mm * k_max_ant);
 }
 
 //! Enqueues fsd_preprocess_kernel for n_mat matrices on stream s (launch checked).
@@ -168,8 +217,11 @@ inline void launch_fsd_preprocess(cudaStream_t s,
 {
     const unsigned blocks =
         static_cast<unsigned>((n_mat + k_prep_threads - 1) / k_prep_threads);
-    fsd_preprocess_kernel<<<blocks, k_prep_threads, 0, s>>>(
-        H, static_cast<int>(n_mat), nr, nt, full_levels, Qc, R, inv_diag, perm);
+    dispatch_prep_shape(nt, nr, [&](auto nt_c, auto nr_c) {
+        fsd_preprocess_kernel<decltype(nt_c)::value, decltype(nr_c)::value>
+            <<<blocks, k_prep_threads, 0, s>>>(
+                H, static_cast<int>(n_mat), nr, nt, full_levels, Qc, R, inv_diag, perm);
+    });
     MIMODET_CUDA_CHECK_LAUNCH();
 }
 

@@ -55,6 +55,7 @@ constexpr int k_mtt_prep_threads = 32;
  * strides n_tx*n_rx for Qc, n_tx^2 for R, k_max_ant for perm) and 1/R(p,p) for the
  * extension slicer (n_tx per matrix, sic_inverse: the FSD's rule).
  */
+template <int NT_C, int NR_C> // compile-time sizes or 0 (qr_device.cuh)
 __global__ void __launch_bounds__(k_mtt_prep_threads)
     mtt_preprocess_kernel(const float2* __restrict__ H,
                           int n_mat,
@@ -69,13 +70,17 @@ __global__ void __launch_bounds__(k_mtt_prep_threads)
     const int m = blockIdx.x * blockDim.x + threadIdx.x;
     if (m >= n_mat)
         return;
+    if (NT_C) {
+        nt = NT_C;
+        nr = NR_C;
+    }
     const size_t mm = static_cast<size_t>(m);
     const float2* hm = H + mm * nr * nt;
     double2* ro = R + mm * nt * nt;
     if (sorted)
-        qr_sorted_one(hm, nr, nt, Qc + mm * nt * nr, ro, perm + mm * k_max_ant);
+        qr_sorted_one<NT_C, NR_C>(hm, nr, nt, Qc + mm * nt * nr, ro, perm + mm * k_max_ant);
     else
-        qr_plain_one(hm, nr, nt, Qc + mm * nt * nr, ro, perm + mm * k_max_ant);
+        qr_plain_one<NT_C, NR_C>(hm, nr, nt, Qc + mm * nt * nr, ro, perm + mm * k_max_ant);
     double scale = 0.0;
     for (int i = 0; i < nt * nt; ++i)
         scale = fmax(scale, hypot(ro[i].x, ro[i].y));
@@ -271,8 +276,18 @@ protected:
         double* inv = d_inv.get() + c.m0 * nt;
         const unsigned prep_blocks = static_cast<unsigned>(
             (c.n_mat + k_mtt_prep_threads - 1) / k_mtt_prep_threads);
-        mtt_preprocess_kernel<<<prep_blocks, k_mtt_prep_threads, 0, s>>>(
-            c.H, static_cast<int>(c.n_mat), nr, nt, d_params.sorted_qr, Q, R, inv, perm);
+        dispatch_prep_shape(nt, nr, [&](auto nt_c, auto nr_c) {
+            mtt_preprocess_kernel<decltype(nt_c)::value, decltype(nr_c)::value>
+                <<<prep_blocks, k_mtt_prep_threads, 0, s>>>(c.H,
+                                                            static_cast<int>(c.n_mat),
+                                                            nr,
+                                                            nt,
+                                                            d_params.sorted_qr,
+                                                            Q,
+                                                            R,
+                                                            inv,
+                                                            perm);
+        });
         MIMODET_CUDA_CHECK_LAUNCH();
         const unsigned blocks = static_cast<unsigned>((c.n_vec + d_vpb - 1) / d_vpb);
         dispatch_nt(nt, "mtt", [&](auto nt_c) {

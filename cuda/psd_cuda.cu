@@ -495,16 +495,28 @@ MIMODET_HD inline double psd_rotate(const double* qt, const float2* yv, int nrx)
  * Real-valued model of hm (row-major n_rx x n_tx) and its QR. Outputs Ro (N x N,
  * row-major, zeros below the diagonal), Qto (N x 2 n_rx, row k = column k of Q) and pm
  * (N entries: column k of Q R is column pm[k] of H_r).
+ *
+ * NT_C / NRX_C: the antenna counts as compile-time constants (0: nt / nrx at run time).
+ * With constants every loop unrolls and every array index is static, so q and R live in
+ * registers instead of a 4 KB local-memory frame (ptxas); the pivot swap is written as
+ * a loop over the candidates for that reason. The arithmetic, and so the result, is the
+ * same either way.
  */
-MIMODET_HD inline void psd_preprocess_one(
-    const float2* hm, int nrx, int nt, bool sorted, double* Ro, double* Qto, uint8_t* pm)
+template <int NT_C = 0, int NRX_C = 0>
+MIMODET_HD_INLINE void psd_preprocess_one(
+    const float2* hm, int nrx_rt, int nt_rt, bool sorted, double* Ro, double* Qto, uint8_t* pm)
 {
+    constexpr int NMAX = NT_C ? 2 * NT_C : k_psd_max_n;  // array bounds
+    constexpr int MMAX = NRX_C ? 2 * NRX_C : k_psd_max_n;
+    const int nt = NT_C ? NT_C : nt_rt, nrx = NRX_C ? NRX_C : nrx_rt;
     const int N = 2 * nt, M = 2 * nrx;
     // q[c][r]: column c of H_r, then of Q. H_r = [Re H, -Im H; Im H, Re H].
-    double q[k_psd_max_n][k_psd_max_n];
-    double R[k_psd_max_n][k_psd_max_n];
-    int perm[k_psd_max_n];
+    double q[NMAX][MMAX];
+    double R[NMAX][NMAX];
+    int perm[NMAX];
+    MIMODET_UNROLL
     for (int r = 0; r < nrx; ++r)
+        MIMODET_UNROLL
         for (int c = 0; c < nt; ++c) {
             const float2 h = hm[r * nt + c];
             q[c][r] = h.x;
@@ -512,53 +524,68 @@ MIMODET_HD inline void psd_preprocess_one(
             q[nt + c][r] = -static_cast<double>(h.y);
             q[nt + c][nrx + r] = h.x;
         }
+    MIMODET_UNROLL
     for (int i = 0; i < N; ++i) {
         perm[i] = i;
+        MIMODET_UNROLL
         for (int j = 0; j < N; ++j)
             R[i][j] = 0.0;
     }
     if (sorted) {
         // qr.cc qr_sorted: modified Gram-Schmidt, least residual norm first.
-        double norm2[k_psd_max_n];
+        double norm2[NMAX];
+        MIMODET_UNROLL
         for (int k = 0; k < N; ++k) {
             double s = 0.0;
+            MIMODET_UNROLL
             for (int r = 0; r < M; ++r)
                 s = rn_add(s, rn_mul(q[k][r], q[k][r]));
             norm2[k] = s;
         }
+        MIMODET_UNROLL
         for (int i = 0; i < N; ++i) {
             int k = i;
+            MIMODET_UNROLL
             for (int j = i + 1; j < N; ++j)
                 if (norm2[j] < norm2[k])
                     k = j;
-            if (k != i) {
+            MIMODET_UNROLL
+            for (int j = i + 1; j < N; ++j) {
+                if (j != k)
+                    continue;
+                MIMODET_UNROLL
                 for (int r = 0; r < M; ++r) {
                     const double t = q[i][r];
-                    q[i][r] = q[k][r];
-                    q[k][r] = t;
+                    q[i][r] = q[j][r];
+                    q[j][r] = t;
                 }
+                MIMODET_UNROLL
                 for (int r = 0; r < N; ++r) {
                     const double t = R[r][i];
-                    R[r][i] = R[r][k];
-                    R[r][k] = t;
+                    R[r][i] = R[r][j];
+                    R[r][j] = t;
                 }
                 const double t = norm2[i];
-                norm2[i] = norm2[k];
-                norm2[k] = t;
+                norm2[i] = norm2[j];
+                norm2[j] = t;
                 const int p = perm[i];
-                perm[i] = perm[k];
-                perm[k] = p;
+                perm[i] = perm[j];
+                perm[j] = p;
             }
             const double nrm = sqrt(fmax(norm2[i], 0.0));
             R[i][i] = nrm;
+            MIMODET_UNROLL
             for (int r = 0; r < M; ++r)
                 q[i][r] = nrm > 0.0 ? q[i][r] / nrm : 0.0;
+            MIMODET_UNROLL
             for (int l = i + 1; l < N; ++l) {
                 double d = 0.0;
+                MIMODET_UNROLL
                 for (int r = 0; r < M; ++r)
                     d = rn_add(d, rn_mul(q[i][r], q[l][r]));
                 R[i][l] = d;
                 double s = 0.0;
+                MIMODET_UNROLL
                 for (int r = 0; r < M; ++r) {
                     q[l][r] = rn_sub(q[l][r], rn_mul(d, q[i][r]));
                     s = rn_add(s, rn_mul(q[l][r], q[l][r]));
@@ -569,35 +596,47 @@ MIMODET_HD inline void psd_preprocess_one(
     } else {
         // CGS2: orthogonal to working precision like Householder; the positive diagonal
         // makes R the CPU's (unique) R up to rounding.
+        MIMODET_UNROLL
         for (int i = 0; i < N; ++i) {
+            MIMODET_UNROLL
             for (int pass = 0; pass < 2; ++pass)
+                MIMODET_UNROLL
                 for (int j = 0; j < i; ++j) {
                     double c = 0.0;
+                    MIMODET_UNROLL
                     for (int r = 0; r < M; ++r)
                         c = rn_add(c, rn_mul(q[j][r], q[i][r]));
                     R[j][i] = rn_add(R[j][i], c);
+                    MIMODET_UNROLL
                     for (int r = 0; r < M; ++r)
                         q[i][r] = rn_sub(q[i][r], rn_mul(c, q[j][r]));
                 }
             double s = 0.0;
+            MIMODET_UNROLL
             for (int r = 0; r < M; ++r)
                 s = rn_add(s, rn_mul(q[i][r], q[i][r]));
             const double nrm = sqrt(s);
             R[i][i] = nrm;
             // Rank-deficient: R(i,i) = 0 and the column carries nothing.
+            MIMODET_UNROLL
             for (int r = 0; r < M; ++r)
                 q[i][r] = nrm > 0.0 ? q[i][r] / nrm : 0.0;
         }
     }
+    MIMODET_UNROLL
     for (int i = 0; i < N; ++i) {
+        MIMODET_UNROLL
         for (int j = 0; j < N; ++j)
             Ro[i * N + j] = R[i][j];
+        MIMODET_UNROLL
         for (int r = 0; r < M; ++r)
             Qto[i * M + r] = q[i][r];
         pm[i] = static_cast<uint8_t>(perm[i]);
     }
 }
 
+//! One thread per matrix; NT_C / NRX_C as in psd_preprocess_one.
+template <int NT_C, int NRX_C>
 __global__ void __launch_bounds__(k_psd_prep_threads)
     psd_preprocess_kernel(const float2* __restrict__ H,
                           int n_mat,
@@ -612,13 +651,32 @@ __global__ void __launch_bounds__(k_psd_prep_threads)
     if (m >= n_mat)
         return;
     const size_t N = 2 * nt, M = 2 * nrx;
-    psd_preprocess_one(H + static_cast<size_t>(m) * nrx * nt,
-                       nrx,
-                       nt,
-                       sorted,
-                       R + m * N * N,
-                       Qt + m * N * M,
-                       perm + m * k_psd_max_n);
+    psd_preprocess_one<NT_C, NRX_C>(H + static_cast<size_t>(m) * nrx * nt,
+                                    nrx,
+                                    nt,
+                                    sorted,
+                                    R + m * N * N,
+                                    Qt + m * N * M,
+                                    perm + m * k_psd_max_n);
+}
+
+//! The preprocessing kernel for nt x nrx (dispatch_prep_shape: register-resident for
+//! 4x4, 2x2 and 2x4, run-time-sized otherwise).
+void launch_psd_preprocess(cudaStream_t s,
+                           unsigned blocks,
+                           const float2* H,
+                           int n_mat,
+                           int nrx,
+                           int nt,
+                           bool sorted,
+                           double* R,
+                           double* Qt,
+                           uint8_t* perm)
+{
+    dispatch_prep_shape(nt, nrx, [&](auto nt_c, auto nrx_c) {
+        psd_preprocess_kernel<decltype(nt_c)::value, decltype(nrx_c)::value>
+            <<<blocks, k_psd_prep_threads, 0, s>>>(H, n_mat, nrx, nt, sorted, R, Qt, perm);
+    });
 }
 
 // ---------------------------------------------------------------- detection kernel
@@ -1341,8 +1399,8 @@ protected:
         uint8_t* perm = d_perm.get() + c.m0 * k_psd_max_n;
         const unsigned prep_blocks =
             static_cast<unsigned>((c.n_mat + k_psd_prep_threads - 1) / k_psd_prep_threads);
-        psd_preprocess_kernel<<<prep_blocks, k_psd_prep_threads, 0, s>>>(
-            c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm);
+        launch_psd_preprocess(
+            s, prep_blocks, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm);
         MIMODET_CUDA_CHECK_LAUNCH();
         // One counter per stream: launches on a stream run in order, so resetting it
         // on the stream before each launch is safe while other streams run.

@@ -28,29 +28,44 @@ namespace mimodet {
 namespace core {
 namespace { // each translation unit its own copy (as device_math.cuh)
 
+// NT_C / NR_C below: the antenna counts as compile-time constants (0: nt / nr at run
+// time). With constants every loop unrolls and every array index is static, so the
+// working arrays live in registers instead of a local-memory frame (ptxas: 3.2 KB); data-
+// dependent picks (pivot, permuted column) are loops over the candidates for that
+// reason. The arithmetic, and so the result, is the same either way.
+
 //! Loads matrix hm into h[c][r] (a column contiguous), in double.
-MIMODET_HD inline void
-qr_load_columns(const float2* hm, int nr, int nt, double2 (*h)[k_max_ant])
+template <int NT_C = 0, int NR_C = 0>
+MIMODET_HD_INLINE void
+qr_load_columns(const float2* hm, int nr_rt, int nt_rt, double2 (*h)[k_max_ant])
 {
+    const int nr = NR_C ? NR_C : nr_rt, nt = NT_C ? NT_C : nt_rt;
+    MIMODET_UNROLL
     for (int r = 0; r < nr; ++r)
+        MIMODET_UNROLL
         for (int c = 0; c < nt; ++c) {
             const float2 v = hm[r * nt + c];
             h[c][r] = make_double2(v.x, v.y);
         }
 }
 
-MIMODET_HD inline void qr_store(const double2 (*q)[k_max_ant],
+template <int NT_C = 0, int NR_C = 0>
+MIMODET_HD_INLINE void qr_store(const double2 (*q)[k_max_ant],
                                 const double2 (*Rm)[k_max_ant],
                                 const int* p,
-                                int nr,
-                                int nt,
+                                int nr_rt,
+                                int nt_rt,
                                 double2* Qc,
                                 double2* Ro,
                                 unsigned char* pm)
 {
+    const int nr = NR_C ? NR_C : nr_rt, nt = NT_C ? NT_C : nt_rt;
+    MIMODET_UNROLL
     for (int k = 0; k < nt; ++k) {
+        MIMODET_UNROLL
         for (int r = 0; r < nr; ++r)
             Qc[k * nr + r] = q[k][r];
+        MIMODET_UNROLL
         for (int j = 0; j < nt; ++j)
             Ro[k * nt + j] = Rm[k][j];
         pm[k] = static_cast<unsigned char>(p[k]);
@@ -64,58 +79,74 @@ MIMODET_HD inline void qr_store(const double2 (*q)[k_max_ant],
  * downdated) after every projection, exactly as on the CPU, so the permutation is the
  * CPU's except where two norms agree to the last bit.
  */
-MIMODET_HD inline void qr_sorted_one(
-    const float2* hm, int nr, int nt, double2* Qc, double2* Ro, unsigned char* pm)
+template <int NT_C = 0, int NR_C = 0>
+MIMODET_HD_INLINE void qr_sorted_one(
+    const float2* hm, int nr_rt, int nt_rt, double2* Qc, double2* Ro, unsigned char* pm)
 {
+    const int nr = NR_C ? NR_C : nr_rt, nt = NT_C ? NT_C : nt_rt;
     double2 q[k_max_ant][k_max_ant]; // q[c][r]: working column c
     double2 Rm[k_max_ant][k_max_ant];
-    qr_load_columns(hm, nr, nt, q);
+    qr_load_columns<NT_C, NR_C>(hm, nr, nt, q);
     int p[k_max_ant];
     double norm2[k_max_ant];
+    MIMODET_UNROLL
     for (int c = 0; c < nt; ++c) {
         p[c] = c;
+        MIMODET_UNROLL
         for (int j = 0; j < nt; ++j)
             Rm[c][j] = make_double2(0.0, 0.0);
         double s = 0.0;
+        MIMODET_UNROLL
         for (int r = 0; r < nr; ++r)
             s += cnorm(q[c][r]);
         norm2[c] = s;
     }
+    MIMODET_UNROLL
     for (int i = 0; i < nt; ++i) {
         int k = i;
+        MIMODET_UNROLL
         for (int c = i + 1; c < nt; ++c)
             if (norm2[c] < norm2[k])
                 k = c;
-        if (k != i) {
+        MIMODET_UNROLL
+        for (int c = i + 1; c < nt; ++c) {
+            if (c != k)
+                continue;
+            MIMODET_UNROLL
             for (int r = 0; r < nr; ++r) {
                 const double2 t = q[i][r];
-                q[i][r] = q[k][r];
-                q[k][r] = t;
+                q[i][r] = q[c][r];
+                q[c][r] = t;
             }
+            MIMODET_UNROLL
             for (int r = 0; r < nt; ++r) { // whole columns of R, as the CPU
                 const double2 t = Rm[r][i];
-                Rm[r][i] = Rm[r][k];
-                Rm[r][k] = t;
+                Rm[r][i] = Rm[r][c];
+                Rm[r][c] = t;
             }
             const double tn = norm2[i];
-            norm2[i] = norm2[k];
-            norm2[k] = tn;
+            norm2[i] = norm2[c];
+            norm2[c] = tn;
             const int tp = p[i];
-            p[i] = p[k];
-            p[k] = tp;
+            p[i] = p[c];
+            p[c] = tp;
         }
         const double nrm = sqrt(norm2[i] > 0.0 ? norm2[i] : 0.0);
         Rm[i][i] = make_double2(nrm, 0.0);
+        MIMODET_UNROLL
         for (int r = 0; r < nr; ++r)
             // Rank-deficient: R(i,i) = 0 and the column carries nothing.
             q[i][r] = nrm > 0.0 ? make_double2(q[i][r].x / nrm, q[i][r].y / nrm)
                                 : make_double2(0.0, 0.0);
+        MIMODET_UNROLL
         for (int l = i + 1; l < nt; ++l) {
             double2 c = make_double2(0.0, 0.0);
+            MIMODET_UNROLL
             for (int r = 0; r < nr; ++r)
                 c = cadd(c, cmulc(q[i][r], q[l][r]));
             Rm[i][l] = c;
             double s = 0.0;
+            MIMODET_UNROLL
             for (int r = 0; r < nr; ++r) {
                 q[l][r] = csub(q[l][r], cmul(c, q[i][r]));
                 s += cnorm(q[l][r]);
@@ -123,7 +154,7 @@ MIMODET_HD inline void qr_sorted_one(
             norm2[l] = s;
         }
     }
-    qr_store(q, Rm, p, nr, nt, Qc, Ro, pm);
+    qr_store<NT_C, NR_C>(q, Rm, p, nr, nt, Qc, Ro, pm);
 }
 
 /*!
@@ -134,54 +165,72 @@ MIMODET_HD inline void qr_sorted_one(
  * triangular, zeros below. Used by qr_plain_one and by the FSD preprocessing
  * (fsd_device.cuh) on its permuted columns.
  */
-MIMODET_HD inline void qr_cgs2(const double2 (*h)[k_max_ant],
+template <int NT_C = 0, int NR_C = 0>
+MIMODET_HD_INLINE void qr_cgs2(const double2 (*h)[k_max_ant],
                                const int* p,
-                               int nr,
-                               int nt,
+                               int nr_rt,
+                               int nt_rt,
                                double2 (*q)[k_max_ant],
                                double2 (*Rm)[k_max_ant])
 {
+    const int nr = NR_C ? NR_C : nr_rt, nt = NT_C ? NT_C : nt_rt;
+    MIMODET_UNROLL
     for (int i = 0; i < nt; ++i)
+        MIMODET_UNROLL
         for (int j = 0; j < nt; ++j)
             Rm[i][j] = make_double2(0.0, 0.0);
+    MIMODET_UNROLL
     for (int i = 0; i < nt; ++i) {
         double2 v[k_max_ant];
-        for (int r = 0; r < nr; ++r)
-            v[r] = h[p[i]][r];
+        MIMODET_UNROLL
+        for (int c = 0; c < nt; ++c) // v = column p[i], picked without a dynamic index
+            if (c == p[i])
+                MIMODET_UNROLL
+                for (int r = 0; r < nr; ++r)
+                    v[r] = h[c][r];
+        MIMODET_UNROLL
         for (int pass = 0; pass < 2; ++pass)
+            MIMODET_UNROLL
             for (int j = 0; j < i; ++j) {
                 double2 c = make_double2(0.0, 0.0);
+                MIMODET_UNROLL
                 for (int r = 0; r < nr; ++r)
                     c = cadd(c, cmulc(q[j][r], v[r]));
                 Rm[j][i] = cadd(Rm[j][i], c);
+                MIMODET_UNROLL
                 for (int r = 0; r < nr; ++r)
                     v[r] = csub(v[r], cmul(c, q[j][r]));
             }
         double nrm2 = 0.0;
+        MIMODET_UNROLL
         for (int r = 0; r < nr; ++r)
             nrm2 += cnorm(v[r]);
         const double nrm = sqrt(nrm2);
         Rm[i][i] = make_double2(nrm, 0.0);
         // Rank-deficient: R(i,i) = 0 and the column carries nothing.
         const double inv = nrm > 0.0 ? 1.0 / nrm : 0.0;
+        MIMODET_UNROLL
         for (int r = 0; r < nr; ++r)
             q[i][r] = cscale(v[r], inv);
     }
 }
 
 //! Plain QR in antenna order with real non-negative diagonal (qr_cgs2, no permutation).
-MIMODET_HD inline void qr_plain_one(
-    const float2* hm, int nr, int nt, double2* Qc, double2* Ro, unsigned char* pm)
+template <int NT_C = 0, int NR_C = 0>
+MIMODET_HD_INLINE void qr_plain_one(
+    const float2* hm, int nr_rt, int nt_rt, double2* Qc, double2* Ro, unsigned char* pm)
 {
+    const int nr = NR_C ? NR_C : nr_rt, nt = NT_C ? NT_C : nt_rt;
     double2 h[k_max_ant][k_max_ant];
     double2 q[k_max_ant][k_max_ant];
     double2 Rm[k_max_ant][k_max_ant];
-    qr_load_columns(hm, nr, nt, h);
+    qr_load_columns<NT_C, NR_C>(hm, nr, nt, h);
     int p[k_max_ant];
+    MIMODET_UNROLL
     for (int i = 0; i < nt; ++i)
         p[i] = i;
-    qr_cgs2(h, p, nr, nt, q, Rm);
-    qr_store(q, Rm, p, nr, nt, Qc, Ro, pm);
+    qr_cgs2<NT_C, NR_C>(h, p, nr, nt, q, Rm);
+    qr_store<NT_C, NR_C>(q, Rm, p, nr, nt, Qc, Ro, pm);
 }
 
 } // namespace

@@ -558,24 +558,41 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
     // 3. Spread: measured correlation at growing lags, two-sided exponential fit.
     const double P = std::max(pw / n_pw - nv, 1e-3 * nv);
     const double b_max = d_max_delay_s / 4.0;
+    // The correlation sums of all lags at once: each lag's sum keeps its order (t, r,
+    // pair), but the lags advance together, so their chains of dependent double
+    // additions overlap instead of running one after the other (this was the longest
+    // serial part of a slot). A lag the fit does not reach is summed for nothing.
+    double sum_lag[kNumLags] = {};
+    size_t count_lag[kNumLags] = {};
+    for (int t = 0; t < d_n_tx; ++t) {
+        const std::pair<int, int>* lp[kNumLags];
+        size_t n_lp[kNumLags], n_max = 0;
+        for (int li = 0; li < kNumLags; ++li) {
+            lp[li] = ports[t].lag_pairs[li].data();
+            n_lp[li] = ports[t].lag_pairs[li].size();
+            n_max = std::max(n_max, n_lp[li]);
+        }
+        for (int r = 0; r < d_n_rx; ++r) {
+            const cf* v = &d_ls[(t * d_n_rx + r) * Pm];
+            for (size_t j = 0; j < n_max; ++j)
+                for (int li = 0; li < kNumLags; ++li) {
+                    if (j >= n_lp[li])
+                        continue;
+                    // Re(conj(a) b) in double, as a.re b.re + a.im b.im: the same value.
+                    const cf a = v[lp[li][j].first], c = v[lp[li][j].second];
+                    sum_lag[li] +=
+                        static_cast<double>(a.real()) * static_cast<double>(c.real()) +
+                        static_cast<double>(a.imag()) * static_cast<double>(c.imag());
+                }
+            for (int li = 0; li < kNumLags; ++li)
+                count_lag[li] += n_lp[li];
+        }
+    }
     double b = b_max;
     for (int li = 0; li < kNumLags; ++li) {
         const int L = kLags[li];
-        double sL = 0.0;
-        size_t cL = 0;
-        for (int t = 0; t < d_n_tx; ++t) {
-            const auto& lp = ports[t].lag_pairs[li];
-            for (int r = 0; r < d_n_rx; ++r) {
-                const cf* v = &d_ls[(t * d_n_rx + r) * Pm];
-                // Re(conj(a) b) in double, as a.re b.re + a.im b.im: the same value.
-                for (const auto& ij : lp) {
-                    const cf a = v[ij.first], c = v[ij.second];
-                    sL += static_cast<double>(a.real()) * static_cast<double>(c.real()) +
-                          static_cast<double>(a.imag()) * static_cast<double>(c.imag());
-                }
-                cL += lp.size();
-            }
-        }
+        const double sL = sum_lag[li];
+        const size_t cL = count_lag[li];
         if (cL < 8)
             break;
         const double rho = sL / (cL * P);

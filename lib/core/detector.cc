@@ -289,6 +289,13 @@ detector::validate_inputs(const cf* H,
     return used;
 }
 
+int detector::add_gather_layout(const gather_layout&) { return -1; }
+
+void detector::run_gathered(int, const cf*, float, uint8_t*, float*, vector_stats*)
+{
+    throw std::logic_error("mimodet: backend '" + backend() + "' has no device gather");
+}
+
 void detector::run_checked(const cf* H,
                            const cf* y,
                            const std::vector<batch_segment>& segments,

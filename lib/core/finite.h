@@ -39,6 +39,21 @@ inline bool all_finite(const std::complex<float>* p, size_t n)
     return all_finite(reinterpret_cast<const float*>(p), 2 * n);
 }
 
+//! Copies src[0..n) to dst and returns all_finite(src, n), in one sequential pass.
+inline bool copy_finite(const std::complex<float>* src, std::complex<float>* dst, size_t n)
+{
+    const float* s = reinterpret_cast<const float*>(src);
+    float* d = reinterpret_cast<float*>(dst);
+    uint32_t bad = 0;
+    for (size_t i = 0; i < 2 * n; ++i) {
+        uint32_t u;
+        std::memcpy(&u, s + i, sizeof u);
+        bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+        std::memcpy(d + i, &u, sizeof u);
+    }
+    return bad == 0;
+}
+
 } // namespace core
 } // namespace mimodet
 } // namespace gr

@@ -53,6 +53,64 @@ slot_detection::slot_detection(const lte_grid& grid, int n_rx, detector::sptr de
     }
     d_timeline = call_timeline::make(
         "slots", { "t0_ns", "gather_ns", "detect_ns", "scatter_ns", "slots", "vectors" });
+
+    // A backend that gathers on its device gets each slot's layout once: a one-slot call
+    // then copies the packed slot (n_rx grids, then H) and the outputs in slot order,
+    // and the host neither gathers nor scatters.
+    const size_t grid_len = 7 * static_cast<size_t>(n_sc);
+    const size_t hm = static_cast<size_t>(d_n_rx) * d_n_tx;
+    for (int ns = 0; ns < lte_numerology::slots_per_frame; ++ns) {
+        detector::gather_layout L;
+        L.grid_len = grid_len;
+        L.packed_len = d_n_rx * grid_len + n_sc * hm;
+        for (const auto& g : d_groups[ns]) {
+            L.segments.push_back(batch_segment{ g.sc.size(), static_cast<size_t>(g.n_sym) });
+            for (int k : g.sc)
+                L.h_src.push_back(static_cast<int32_t>(d_n_rx * grid_len + k * hm));
+            L.y_src.insert(L.y_src.end(), g.re.begin(), g.re.end());
+            L.out_pos.insert(L.out_pos.end(), g.pos.begin(), g.pos.end());
+        }
+        const int id = d_det->add_gather_layout(L);
+        if (id < 0) {
+            d_layout_id.clear();
+            break;
+        }
+        d_layout_id.push_back(id);
+    }
+    if (!d_layout_id.empty())
+        d_packed.resize(d_n_rx * grid_len + n_sc * hm);
+}
+
+std::string slot_detection::detect_packed(const slot_input& in,
+                                          uint8_t* bits,
+                                          float* llr,
+                                          vector_stats* stats)
+{
+    const int ns = in.ns;
+    d_t_packed = d_timeline ? call_timeline::now_ns() : 0;
+    if (ns < 0 || ns >= lte_numerology::slots_per_frame ||
+        !std::isfinite(in.noise_var) || !(in.noise_var > 0.0f))
+        return check(ns, in.grids, in.H, in.noise_var);
+    const size_t grid_len = 7 * static_cast<size_t>(d_grid.numerology().n_sc);
+    const size_t h_len = static_cast<size_t>(d_grid.numerology().n_sc) * d_n_rx * d_n_tx;
+    bool finite = true;
+    for (int r = 0; r < d_n_rx; ++r)
+        finite &= copy_finite(in.grids[r], d_packed.data() + r * grid_len, grid_len);
+    finite &= copy_finite(in.H, d_packed.data() + d_n_rx * grid_len, h_len);
+    d_t_packed = d_timeline ? call_timeline::now_ns() : 0;
+    if (!finite) { // a NaN or Inf somewhere: check() says whether it matters
+        const std::string why = check(ns, in.grids, in.H, in.noise_var);
+        if (!why.empty())
+            return why;
+    }
+    d_det->run_gathered(d_layout_id[ns], d_packed.data(), in.noise_var, bits, llr, stats);
+    return std::string();
+}
+
+size_t slot_detection::data_vectors(int ns) const
+{
+    return ns >= 0 && ns < lte_numerology::slots_per_frame ? d_grid.data_elements(ns).size()
+                                                           : 0;
 }
 
 void slot_detection::record_call(
@@ -178,6 +236,21 @@ std::vector<std::string> slot_detection::detect_bits(const std::vector<slot_inpu
     if (truncated)
         truncated->assign(slots.size(), 0);
     const int64_t t0 = d_timeline ? call_timeline::now_ns() : 0;
+    if (slots.size() == 1 && !d_layout_id.empty()) {
+        const size_t n = data_vectors(slots[0].ns);
+        if (truncated)
+            d_stats.assign(n, vector_stats{});
+        why.push_back(
+            detect_packed(slots[0], out, nullptr, truncated ? d_stats.data() : nullptr));
+        if (!why[0].empty())
+            std::fill(out, out + n * d_per_elem, uint8_t(0));
+        else if (truncated)
+            for (size_t j = 0; j < n; ++j)
+                (*truncated)[0] += d_stats[j].truncated;
+        const int64_t t1 = d_timeline ? call_timeline::now_ns() : 0;
+        record_call(t0, d_t_packed, t1, 1, why[0].empty() ? n : 0);
+        return why;
+    }
     const size_t n_vec = gather_slots(slots, why);
     const int64_t t1 = d_timeline ? call_timeline::now_ns() : 0;
     d_bits.resize(n_vec * d_per_elem);
@@ -216,6 +289,15 @@ std::vector<std::string> slot_detection::detect_llr(const std::vector<slot_input
                                "' gives hard bits only");
     std::vector<std::string> why;
     const int64_t t0 = d_timeline ? call_timeline::now_ns() : 0;
+    if (slots.size() == 1 && !d_layout_id.empty()) {
+        const size_t n = data_vectors(slots[0].ns);
+        why.push_back(detect_packed(slots[0], nullptr, out, nullptr));
+        if (!why[0].empty())
+            std::fill(out, out + n * d_per_elem, 0.0f);
+        const int64_t t1 = d_timeline ? call_timeline::now_ns() : 0;
+        record_call(t0, d_t_packed, t1, 1, why[0].empty() ? n : 0);
+        return why;
+    }
     const size_t n_vec = gather_slots(slots, why);
     const int64_t t1 = d_timeline ? call_timeline::now_ns() : 0;
     d_llr.resize(n_vec * d_per_elem);
@@ -251,6 +333,12 @@ void slot_detection::prepare(int max_slots)
         detect_llr(slots, out.data());
     std::vector<size_t> truncated; // with stats: the PSD's stats buffers too
     detect_bits(slots, reinterpret_cast<uint8_t*>(out.data()), &truncated);
+    if (max_slots > 1 && !d_layout_id.empty()) { // the one-slot (device gather) path too
+        const std::vector<slot_input> one(1, slots[0]);
+        if (d_det->soft())
+            detect_llr(one, out.data());
+        detect_bits(one, reinterpret_cast<uint8_t*>(out.data()), &truncated);
+    }
 }
 
 void slot_detection::detect_bits(int ns,

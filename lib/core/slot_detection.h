@@ -69,6 +69,10 @@ public:
     size_t max_values_per_slot() const;
     const std::vector<group>& groups(int ns) const { return d_groups.at(ns); }
     const detector& det() const { return *d_det; }
+    //! True where one-slot calls gather on the detector's device (the CUDA backend):
+    //! the slot is packed, checked and copied in one pass, the outputs come back in
+    //! slot order. Same results as the host gather.
+    bool device_gather() const { return !d_layout_id.empty(); }
 
     //! Copies group g's channels and received symbols into the batch buffers.
     void gather(const group& g,
@@ -141,6 +145,19 @@ private:
     //! batch (d_H, d_y, d_nv, d_segments); returns the number of vectors.
     size_t gather_slots(const std::vector<slot_input>& slots, std::vector<std::string>& why);
 
+    /*!
+     * A one-slot call on a backend that gathers on its device (d_layout_id): checks the
+     * slot while packing it into d_packed (one sequential pass), then detects it with
+     * its slot's layout. Returns why the slot was not detected (its outputs are then
+     * zeros), else an empty string. stats (optional): per vector, batch order.
+     */
+    std::string detect_packed(const slot_input& in,
+                              uint8_t* bits,
+                              float* llr,
+                              vector_stats* stats);
+    //! Data elements (vectors) of slot ns; 0 for an invalid ns.
+    size_t data_vectors(int ns) const;
+
     //! Scatters the batch results of gather_slots into slot order; zeros for the others.
     template <typename T>
     void scatter_slots(const std::vector<slot_input>& slots,
@@ -160,6 +177,11 @@ private:
     host_vector<uint8_t> d_bits;
     host_vector<vector_stats> d_stats;
     std::vector<batch_segment> d_segments;
+    //! Per slot ns, the detector's gather layout (detector::add_gather_layout); empty
+    //! where the backend gathers on the host.
+    std::vector<int> d_layout_id;
+    host_vector<cf> d_packed; //!< one slot packed: n_rx grids, then H
+    int64_t d_t_packed = 0;   //!< MIMODET_CALL_TIMELINE: when detect_packed had packed
     //! MIMODET_CALL_TIMELINE only: per call, start and the gather / detect / scatter times.
     std::unique_ptr<call_timeline> d_timeline;
     //! Adds a call to d_timeline, if any (the scatter ends now).

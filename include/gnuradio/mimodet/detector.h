@@ -216,6 +216,38 @@ private:
                      vector_stats* stats,
                      bool llr_call,
                      bool inputs_checked = false);
+
+protected:
+    // Called by slot_detection (a friend); overridden by backends that gather on their
+    // device.
+    /*!
+     * A slot's layout for a backend that gathers on its device (slot_detection, one
+     * slot per call): the batch's segments and, per batch vector and matrix, where its
+     * inputs lie in a packed slot (n_rx grids of grid_len values, then the slot's H)
+     * and where its outputs go in the slot's output order.
+     */
+    struct gather_layout {
+        std::vector<batch_segment> segments; //!< none empty
+        std::vector<int32_t> y_src;   //!< per vector: its grid element (antenna r: + r * grid_len)
+        std::vector<int32_t> h_src;   //!< per matrix: its H's first value in the packed slot
+        std::vector<int32_t> out_pos; //!< per vector: its place among the slot's vectors
+        size_t grid_len = 0;
+        size_t packed_len = 0; //!< values of a packed slot
+    };
+    //! Registers a layout: its id, or -1 where this backend does not gather (the caller
+    //! gathers on the host, the default).
+    virtual int add_gather_layout(const gather_layout& layout);
+    /*!
+     * Detects one packed slot (checked: finite, noise_var > 0) with layout id. Exactly
+     * one of bits / llr non-null; outputs in the slot's order (out_pos) and as
+     * run_checked's (LLRs scaled alike); stats (optional) in batch order.
+     */
+    virtual void run_gathered(int layout,
+                              const cf* packed,
+                              float noise_var,
+                              uint8_t* bits,
+                              float* llr,
+                              vector_stats* stats);
 };
 
 //! Names of the algorithms (for messages, GRC and Python).
