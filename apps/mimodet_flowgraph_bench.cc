@@ -39,6 +39,7 @@
 
 #include "bench_cli.h"
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -125,6 +126,7 @@ struct options {
     std::string csv;
     std::string trace; // file prefix: per-slot and per-block timelines of each run
     bool probe = false; // with trace: time fixed CPU and memory work beside the receiver
+    bool probe_only = false; // the probe alone for --seconds, no flowgraph
     bool rt = false;    // real-time scheduling for the flowgraph's threads
 };
 
@@ -203,6 +205,10 @@ void usage()
            "                     chain and a fixed chain of DRAM loads every 0.2 ms\n"
            "                     (PREFIX_..._probe.csv): if they slow down with the\n"
            "                     receiver, the machine slowed down, not a block\n"
+           "  --probe-only       the probe alone for --seconds, without a flowgraph: its\n"
+           "                     slow samples (arithmetic > 3x its median) and their\n"
+           "                     clusters, to tell the machine's slowdowns from the\n"
+           "                     receiver's\n"
            "  --rt               real-time scheduling (SCHED_FIFO) for the flowgraph's\n"
            "                     threads, as GRC's \"Realtime Scheduling\" option does\n"
            "Real time: 20 MHz LTE is 2000 slots/s; the target is every detector >= 2000\n"
@@ -284,6 +290,8 @@ options parse(int argc, char** argv)
             o.trace = next();
         else if (a == "--probe")
             o.probe = true;
+        else if (a == "--probe-only")
+            o.probe_only = true;
         else if (a == "--rt")
             o.rt = true;
         else if (a == "-h" || a == "--help") {
@@ -874,6 +882,69 @@ private:
 //! made in main() before any flowgraph runs.
 std::unique_ptr<machine_probe> g_probe;
 
+//! --probe-only: the machine probe for `seconds` with nothing else running in this
+//! process. Prints the arithmetic and load times and the clusters of 3 or more slow
+//! samples (arithmetic > 3x its median; slow samples < 5 ms apart joined) with their
+//! times.
+int probe_only(double seconds)
+{
+    machine_probe probe;
+    const int64_t t0 = shared_state::now_ns();
+    probe.start();
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    probe.stop();
+    const auto& smp = probe.samples();
+    if (smp.empty()) {
+        std::cerr << "mimodet_flowgraph_bench: --probe-only: no samples\n";
+        return 1;
+    }
+    auto stats = [&](bool alu) {
+        std::vector<double> v;
+        for (const auto& x : smp)
+            v.push_back((alu ? x.alu_ns : x.mem_ns) * 1e-3);
+        std::sort(v.begin(), v.end());
+        return std::array<double, 3>{ v[v.size() / 2], v[v.size() * 99 / 100], v.back() };
+    };
+    const auto alu = stats(true), mem = stats(false);
+    std::printf("probe alone, %.1f s: %zu samples; arithmetic p50 %.1f p99 %.1f max %.1f us; "
+                "loads p50 %.1f p99 %.1f max %.1f us\n",
+                seconds, smp.size(), alu[0], alu[1], alu[2], mem[0], mem[1], mem[2]);
+    size_t slow = 0, clusters = 0;
+    int64_t c_start = -1, c_end = -1;
+    size_t c_n = 0;
+    double c_max = 0;
+    auto close = [&] {
+        if (c_start < 0)
+            return;
+        if (c_n >= 3) { // a lone slow sample is an interrupt, not an episode
+            ++clusters;
+            std::printf("  slow %.1f .. %.1f ms: %zu samples, arithmetic up to %.1f us\n",
+                        (c_start - t0) * 1e-6, (c_end - t0) * 1e-6, c_n, c_max);
+        }
+        c_start = -1;
+    };
+    for (const auto& x : smp) {
+        const double a = x.alu_ns * 1e-3;
+        if (!(a > 3 * alu[0]))
+            continue;
+        ++slow;
+        if (c_start >= 0 && x.t_ns - c_end > 5000000)
+            close();
+        if (c_start < 0) {
+            c_start = x.t_ns;
+            c_n = 0;
+            c_max = 0;
+        }
+        c_end = x.t_ns;
+        ++c_n;
+        c_max = std::max(c_max, a);
+    }
+    close();
+    std::printf("  %zu slow samples, %zu clusters of 3 or more\n", slow, clusters);
+    return 0;
+}
+
+
 // ------------------------------------------------------------------------------------
 // One timed run.
 
@@ -1214,6 +1285,8 @@ int main(int argc, char** argv)
             return 2;
         }
     }
+    if (o.probe_only)
+        return probe_only(o.seconds);
     if (o.probe)
         g_probe = std::make_unique<machine_probe>();
     if (o.rt && gr::enable_realtime_scheduling() != gr::RT_OK) {
