@@ -80,6 +80,7 @@ ofdm_demod_impl::ofdm_demod_impl(double bandwidth_mhz,
     // receiver's latency is a chain of such per-slot stages.
     d_threads = core::antenna_threads(N, n_rx);
     set_tag_propagation_policy(TPP_DONT);
+    d_timeline = core::call_timeline::make("demod", { "t0_ns", "work_ns", "slots" });
     set_relative_rate(1, static_cast<uint64_t>(d_slot));
 }
 
@@ -109,6 +110,7 @@ int ofdm_demod_impl::general_work(int noutput_items,
                                   gr_vector_const_void_star& input_items,
                                   gr_vector_void_star& output_items)
 {
+    const int64_t t_start = d_timeline ? core::call_timeline::now_ns() : 0;
     const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
     const uint64_t base = nitems_read(0);
     std::vector<tag_t> tags;
@@ -174,6 +176,10 @@ int ofdm_demod_impl::general_work(int noutput_items,
         d_slots++;
     }
     consume_each(consumed);
+    if (d_timeline && produced > 0)
+        d_timeline->add({ double(t_start),
+                          double(core::call_timeline::now_ns() - t_start),
+                          double(produced) });
     return produced;
 }
 

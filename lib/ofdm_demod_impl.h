@@ -8,6 +8,7 @@
 #ifndef INCLUDED_MIMODET_OFDM_DEMOD_IMPL_H
 #define INCLUDED_MIMODET_OFDM_DEMOD_IMPL_H
 
+#include "core/call_timeline.h"
 #include "core/worker_pool.h"
 #include <gnuradio/fft/fft.h>
 #include <gnuradio/mimodet/lte_grid.h>
@@ -56,6 +57,8 @@ private:
     bool d_warned_missing = false;
     int d_ns = 0;
     std::atomic<uint64_t> d_slots{ 0 };
+    //! MIMODET_CALL_TIMELINE only: per general_work() call, start, duration, slots.
+    std::unique_ptr<core::call_timeline> d_timeline;
 };
 
 } // namespace mimodet

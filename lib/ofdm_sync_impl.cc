@@ -60,6 +60,7 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
     // tags cannot be mapped and are not propagated.
     set_output_multiple(d_slot);
     set_tag_propagation_policy(TPP_DONT);
+    d_timeline = core::call_timeline::make("sync", { "t0_ns", "work_ns", "slots" });
     d_sync.set_logger([this](int level, const std::string& m) {
         switch (level) {
         case 0:
@@ -91,6 +92,7 @@ int ofdm_sync_impl::general_work(int noutput_items,
                                  gr_vector_const_void_star& input_items,
                                  gr_vector_void_star& output_items)
 {
+    const int64_t t_start = d_timeline ? core::call_timeline::now_ns() : 0;
     const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
     int consumed = 0, produced = 0;
     lte_sync::slot_info info;
@@ -122,6 +124,10 @@ int ofdm_sync_impl::general_work(int noutput_items,
     }
     d_locked = d_sync.locked();
     consume_each(consumed);
+    if (d_timeline && produced > 0) // the calls that only took samples in are not kept
+        d_timeline->add({ double(t_start),
+                          double(core::call_timeline::now_ns() - t_start),
+                          double(produced / d_slot) });
     return produced;
 }
 

@@ -8,6 +8,7 @@
 #ifndef INCLUDED_MIMODET_OFDM_SYNC_IMPL_H
 #define INCLUDED_MIMODET_OFDM_SYNC_IMPL_H
 
+#include "core/call_timeline.h"
 #include "core/lte_sync.h"
 #include <gnuradio/mimodet/ofdm_sync.h>
 #include <atomic>
@@ -46,6 +47,8 @@ private:
     std::atomic<uint64_t> d_missed{ 0 };
     std::atomic<double> d_sro{ 0.0 };
     std::atomic<bool> d_resampling{ false };
+    //! MIMODET_CALL_TIMELINE only: per general_work() call, start, duration, slots out.
+    std::unique_ptr<core::call_timeline> d_timeline;
     std::vector<const gr_complex*> d_in;
     std::vector<gr_complex*> d_out;
 };

@@ -187,10 +187,20 @@ void sync_dft::operator()(const cf* x, cf* out)
 // ---------------------------------------------------------------------------------
 // PSS correlator
 
-struct pss_correlator::impl {
-    explicit impl(const lte_numerology& num) : dft(num) {}
-    sync_dft dft; //!< metric_sliding's first window
+//! One antenna's part of metric_sliding: its sums per lag, and its own DFT and scratch,
+//! so that antennas can run on different threads.
+struct pss_correlator::antenna_sums {
+    explicit antenna_sums(const lte_numerology& num) : dft(num) {}
+    sync_dft dft;
     std::vector<cf> x0;
+    std::vector<double> prefix, acc, band, energy, x_re, x_im;
+    double total = 0.0;
+};
+
+struct pss_correlator::impl {
+    explicit impl(const lte_numerology& n) : num(n) {}
+    lte_numerology num;
+    std::vector<std::unique_ptr<antenna_sums>> ant; //!< metric_sliding, per antenna
     Eigen::FFT<float> fft;
     std::vector<cf> ref_f; //!< conj(FFT(reference zero-padded to P))
     std::vector<cf> buf, spec, corr;
@@ -199,9 +209,9 @@ struct pss_correlator::impl {
     std::vector<cf> flat_spec, flat; //!< S(d) = sum_n x(d+n) g*(n) of one chunk
     std::vector<int> bins;         //!< FFT bins of the sync subcarriers
     std::vector<cf> win, win_spec; //!< N-point DFT that starts the recursion of a chunk
-    // metric_sliding: conj of the reference's unitary DFT on the sync bins, the bins'
-    // one-sample shift exp(j 2 pi b / N), and the sliding window's sync bins (re, im).
-    std::vector<double> ref_re, ref_im, w_re, w_im, x_re, x_im;
+    // metric_sliding: conj of the reference's unitary DFT on the sync bins and the bins'
+    // one-sample shift exp(j 2 pi b / N).
+    std::vector<double> ref_re, ref_im, w_re, w_im;
 };
 
 pss_correlator::pss_correlator(const lte_numerology& num, int n_id2)
@@ -257,8 +267,6 @@ pss_correlator::pss_correlator(const lte_numerology& num, int n_id2)
     // Padding bins: zero reference and shift, so they stay 0 and add nothing.
     for (auto* v : { &I.ref_re, &I.ref_im, &I.w_re, &I.w_im })
         v->resize(k_pad, 0.0);
-    I.x_re.assign(k_pad, 0.0);
-    I.x_im.assign(k_pad, 0.0);
 }
 
 pss_correlator::~pss_correlator() = default;
@@ -338,31 +346,34 @@ void pss_correlator::metric_sliding(const std::vector<const cf*>& x, int n_lags,
     double ep = 0.0;
     for (const auto& v : d_ref)
         ep += std::norm(cd(v));
-    I.acc.assign(m, 0.0);
-    I.energy.assign(m, 0.0);
-    I.band.assign(m, 0.0);
     const double s = 1.0 / std::sqrt(static_cast<double>(d_n));
     const double* rr = I.ref_re.data();
     const double* ri = I.ref_im.data();
     const double* wr = I.w_re.data();
     const double* wi = I.w_im.data();
-    double* xr = I.x_re.data();
-    double* xi = I.x_im.data();
-    double total = 0.0; // energy of the chunk (all antennas)
-    for (const cf* xa : x) {
-        I.x0.resize(k_sync_len);
-        I.dft(xa, I.x0.data()); // unitary
+    while (I.ant.size() < x.size())
+        I.ant.push_back(std::make_unique<antenna_sums>(I.num));
+    auto one_antenna = [&](size_t a) {
+        const cf* xa = x[a];
+        antenna_sums& A = *I.ant[a];
+        A.acc.resize(m);
+        A.band.resize(m);
+        A.energy.resize(m);
+        A.x_re.assign(k_pad, 0.0);
+        A.x_im.assign(k_pad, 0.0);
+        double* xr = A.x_re.data();
+        double* xi = A.x_im.data();
+        A.x0.resize(k_sync_len);
+        A.dft(xa, A.x0.data()); // unitary
         for (int i = 0; i < k_sync_len; ++i) {
-            xr[i] = I.x0[i].real();
-            xi[i] = I.x0[i].imag();
+            xr[i] = A.x0[i].real();
+            xi[i] = A.x0[i].imag();
         }
-        for (int i = k_sync_len; i < k_pad; ++i)
-            xr[i] = xi[i] = 0.0;
-        I.prefix.resize(len + 1);
-        I.prefix[0] = 0.0;
+        A.prefix.resize(len + 1);
+        A.prefix[0] = 0.0;
         for (int i = 0; i < len; ++i)
-            I.prefix[i + 1] = I.prefix[i] + std::norm(cd(xa[i]));
-        total += I.prefix[len];
+            A.prefix[i + 1] = A.prefix[i] + std::norm(cd(xa[i]));
+        A.total = A.prefix[len];
         for (int d = 0; d < m; ++d) {
             // Partial sums in 4 lanes (independent chains the compiler can keep in
             // vector registers); the padding bins hold zeros.
@@ -377,9 +388,9 @@ void pss_correlator::metric_sliding(const std::vector<const cf*>& x, int n_lags,
                 }
             const double cr = (cr4[0] + cr4[1]) + (cr4[2] + cr4[3]);
             const double ci = (ci4[0] + ci4[1]) + (ci4[2] + ci4[3]);
-            I.acc[d] += cr * cr + ci * ci;
-            I.band[d] += (e4[0] + e4[1]) + (e4[2] + e4[3]);
-            I.energy[d] += I.prefix[d + d_n] - I.prefix[d];
+            A.acc[d] = cr * cr + ci * ci;
+            A.band[d] = (e4[0] + e4[1]) + (e4[2] + e4[3]);
+            A.energy[d] = A.prefix[d + d_n] - A.prefix[d];
             if (d + 1 == m)
                 break;
             const double dr = (static_cast<double>(xa[d + d_n].real()) - xa[d].real()) * s;
@@ -389,6 +400,25 @@ void pss_correlator::metric_sliding(const std::vector<const cf*>& x, int n_lags,
                 xr[i] = ar * wr[i] - ai * wi[i];
                 xi[i] = ar * wi[i] + ai * wr[i];
             }
+        }
+    };
+    if (d_runner && x.size() > 1)
+        d_runner(x.size(), one_antenna);
+    else
+        for (size_t a = 0; a < x.size(); ++a)
+            one_antenna(a);
+    // The antennas' sums in antenna order, as one loop over the antennas adds them.
+    I.acc.assign(m, 0.0);
+    I.energy.assign(m, 0.0);
+    I.band.assign(m, 0.0);
+    double total = 0.0; // energy of the chunk (all antennas)
+    for (size_t a = 0; a < x.size(); ++a) {
+        const antenna_sums& A = *I.ant[a];
+        total += A.total;
+        for (int d = 0; d < m; ++d) {
+            I.acc[d] += A.acc[d];
+            I.band[d] += A.band[d];
+            I.energy[d] += A.energy[d];
         }
     }
     // As in metric(): windows without energy, or without energy in the sync band, get 0.
@@ -821,8 +851,17 @@ slot_sync::slot_sync(const lte_numerology& num,
     if (threads < 1)
         throw std::invalid_argument("mimodet: slot_sync needs threads >= 1");
     d_threads = std::min(threads, n_rx);
-    if (d_threads > 1)
+    if (d_threads > 1) {
         d_pool = std::make_unique<core::worker_pool>();
+        // The tracking search's metric, one antenna per thread (the same values).
+        d_corr.set_runner([this](size_t n, const std::function<void(size_t)>& f) {
+            const int t = static_cast<int>(std::min<size_t>(d_threads, n));
+            parallel(t, [&](size_t k) {
+                for (size_t a = k; a < n; a += static_cast<size_t>(t))
+                    f(a);
+            });
+        });
+    }
     d_block = 3 * d_n;
     d_cand_half = d_n / 4;
     d_buf.resize(n_rx);

@@ -85,6 +85,14 @@ public:
     void metric(const std::vector<const cf*>& x, int n_lags, float* out);
     //! Complex correlation sum_n x(n) p*(n) at one lag (direct).
     cf correlate(const cf* x) const;
+    /*!
+     * Runs the antennas of the sliding metric (up to N lags) concurrently: runner(n, f)
+     * must call f(0..n-1), in any order or thread, and return when all are done. Each
+     * antenna's sums are kept apart and added in antenna order afterwards, so the metric
+     * is the serial one bit for bit. Without a runner the antennas run one by one.
+     */
+    using runner = std::function<void(size_t, const std::function<void(size_t)>&)>;
+    void set_runner(runner r) { d_runner = std::move(r); }
 
 private:
     //! Adds E(d), d = 0..m-1, of one antenna (x: m + N - 1 samples) to impl::band.
@@ -92,9 +100,11 @@ private:
     //! metric() for n_lags <= N: sliding DFT on the sync bins.
     void metric_sliding(const std::vector<const cf*>& x, int n_lags, float* out);
     struct impl;
+    struct antenna_sums;
     int d_n, d_p;
     std::vector<cf> d_ref;
     std::unique_ptr<impl> d_impl;
+    runner d_runner;
 };
 
 //! CP correlation of the slot starting at x[a][0] (slot_samples + skip... samples
