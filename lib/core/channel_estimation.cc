@@ -147,6 +147,8 @@ channel_estimation::channel_estimation(const lte_numerology& num,
     d_rot.resize(n_sc);
     d_dsum.resize(pairs * 2);
     d_dcount.resize(pairs * 2);
+    d_timeline = call_timeline::make(
+        "estimate", { "t0_ns", "ls_ns", "stats_ns", "filter_ns", "wiener_ns" });
 }
 
 channel_estimation::~channel_estimation() = default;
@@ -469,6 +471,7 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
     const int n_pairs = d_n_tx * d_n_rx;
     const size_t Pm = d_max_pilots;
     const port_pilots* ports = &d_ports[static_cast<size_t>(ns) * d_n_tx];
+    const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
     double sum[4] = { 0, 0, 0, 0 }, power = 0.0;
     size_t count[4] = { 0, 0, 0, 0 }, n_power = 0;
     // 1. LS at the pilots, d_ls[(t * n_rx + r) * Pm + i], and the difference energies of
@@ -489,6 +492,7 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
             for (int d = 2; d <= 3; ++d)
                 difference_energy(v, P, d, d_dsum[pair * 2 + d - 2], d_dcount[pair * 2 + d - 2]);
     });
+    const int64_t t_ls = d_timeline ? call_timeline::now_ns() : 0;
     // Combined in the serial order (t, r), so the sums do not depend on the threads.
     for (int t = 0; t < d_noise_ports; ++t)
         for (int r = 0; r < d_n_rx; ++r) {
@@ -610,12 +614,14 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
 
     // 4. Wiener smoothing / interpolation, then the mean-delay phase back; blocks of
     // subcarriers in parallel, all pairs of a subcarrier together (contiguous in H).
+    const int64_t t_stats = d_timeline ? call_timeline::now_ns() : 0;
     std::shared_ptr<const wiener_filter> keep[4];
     const wiener_filter* filt[4];
     for (int t = 0; t < d_n_tx; ++t) {
         keep[t] = filter(ports[t].pattern, b_idx, snr_idx);
         filt[t] = keep[t].get();
     }
+    const int64_t t_filter = d_timeline ? call_timeline::now_ns() : 0;
     const int chunk = std::max(16, (n_sc + 4 * d_pool.size() - 1) / (4 * d_pool.size()));
     const int n_chunks = (n_sc + chunk - 1) / chunk;
     d_pool.run(n_chunks, [&](int ci) {
@@ -631,6 +637,12 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
         default: apply_wiener<8>(filt, theta, k0, k1, H); break;
         }
     });
+    if (d_timeline)
+        d_timeline->add({ double(t_start),
+                          double(t_ls - t_start),
+                          double(t_stats - t_ls),
+                          double(t_filter - t_stats),
+                          double(call_timeline::now_ns() - t_filter) });
     return static_cast<float>(nv);
 }
 

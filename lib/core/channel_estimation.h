@@ -11,6 +11,7 @@
 #ifndef INCLUDED_MIMODET_CORE_CHANNEL_ESTIMATION_H
 #define INCLUDED_MIMODET_CORE_CHANNEL_ESTIMATION_H
 
+#include "call_timeline.h"
 #include <gnuradio/mimodet/api.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <atomic>
@@ -220,6 +221,9 @@ private:
     int d_noise_ports;                //!< ports used for the noise estimate
     size_t d_max_pilots = 0;          //!< most pilots of any port and slot
     mutable pool d_pool;
+    //! MIMODET_CALL_TIMELINE only: per estimate(), its start and the times of its phases
+    //! (LS + difference energies, the serial statistics, the filter lookup, Wiener).
+    std::unique_ptr<call_timeline> d_timeline;
     // Per-slot scratch, allocated once (estimate() is not reentrant).
     mutable std::vector<cf> d_ls;   //!< [t * n_rx + r][d_max_pilots] LS (then derotated)
     //! [t][i][d_pstride]: the same, a pilot's antennas together (re, im of antenna r
