@@ -529,8 +529,11 @@ void cuda_batch_detector::run_gathered(int layout,
         else
             MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_bits.get(), d_out_bits.get(), L.n_vec * nb,
                                                cudaMemcpyDeviceToHost, s0));
+        // slot_detection's stats are host_alloc memory: copied there without staging.
+        const bool stage_stats = dev_stats && !is_pinned(stats);
         if (dev_stats)
-            MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_stats.get(), d_stats.get(),
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(stage_stats ? h_stats.get() : stats,
+                                               d_stats.get(),
                                                L.n_vec * sizeof(vector_stats),
                                                cudaMemcpyDeviceToHost, s0));
         if (tl)
@@ -543,7 +546,7 @@ void cuda_batch_detector::run_gathered(int layout,
             std::memcpy(llr, h_llr.get(), L.n_vec * nb * sizeof(float));
         else
             std::memcpy(bits, h_bits.get(), L.n_vec * nb);
-        if (dev_stats)
+        if (stage_stats)
             std::memcpy(stats, h_stats.get(), L.n_vec * sizeof(vector_stats));
         if (tl)
             record_timeline(t_enqueued, t_synced);

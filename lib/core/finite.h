@@ -21,14 +21,20 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
-//! True when none of p[0..n) is NaN or +-Inf (all exponent bits set).
+//! 1 when the float with bits u is NaN or +-Inf (all exponent bits set), else 0.
+inline uint32_t nonfinite_bits(uint32_t u)
+{
+    return static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+}
+
+//! True when none of p[0..n) is NaN or +-Inf.
 inline bool all_finite(const float* p, size_t n)
 {
     uint32_t bad = 0;
     for (size_t i = 0; i < n; ++i) {
         uint32_t u;
         std::memcpy(&u, p + i, sizeof u);
-        bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+        bad |= nonfinite_bits(u);
     }
     return bad == 0;
 }
@@ -48,7 +54,7 @@ inline bool copy_finite(const std::complex<float>* src, std::complex<float>* dst
     for (size_t i = 0; i < 2 * n; ++i) {
         uint32_t u;
         std::memcpy(&u, s + i, sizeof u);
-        bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+        bad |= nonfinite_bits(u);
         std::memcpy(d + i, &u, sizeof u);
     }
     return bad == 0;

@@ -239,7 +239,7 @@ std::vector<std::string> slot_detection::detect_bits(const std::vector<slot_inpu
     if (slots.size() == 1 && !d_layout_id.empty()) {
         const size_t n = data_vectors(slots[0].ns);
         if (truncated)
-            d_stats.assign(n, vector_stats{});
+            d_stats.resize(n); // run_gathered writes every vector's stats
         why.push_back(
             detect_packed(slots[0], out, nullptr, truncated ? d_stats.data() : nullptr));
         if (!why[0].empty())
