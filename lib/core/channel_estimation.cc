@@ -8,6 +8,7 @@
 #include "channel_estimation.h"
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -28,6 +29,7 @@ constexpr int kWindow = 32;        // pilots per Wiener window
 constexpr double kBRef = 250e-9;   // spread above which the margin is 2x
 constexpr size_t kMaxFilters = 128; // cache bound (weights: n_sc * kWindow floats each)
 const int kLags[] = { 6, 12, 24, 48, 96 }; // lags of the spread fit (subcarriers)
+constexpr size_t kParallelPilotValues = 3000; // derotation per port on the threads from
 constexpr int kNumLags = sizeof(kLags) / sizeof(kLags[0]);
 
 // Physical frequency of subcarrier k in subcarrier spacings (the DC subcarrier is not
@@ -140,11 +142,21 @@ channel_estimation::channel_estimation(const lte_numerology& num,
         }
         d_max_pilots = std::max(d_max_pilots, k.size());
     }
+    for (int ns = 0; ns < S; ++ns) {
+        size_t n = 0;
+        for (int t = 0; t < n_tx; ++t)
+            n += d_ports[ns * n_tx + t].k.size() * n_rx;
+        d_pilot_values.push_back(n);
+    }
     const size_t pairs = static_cast<size_t>(n_tx) * n_rx;
     d_ls.resize(pairs * d_max_pilots);
     d_pstride = 4 * ((2 * n_rx + 3) / 4);
     d_lst.assign(static_cast<size_t>(n_tx) * d_max_pilots * d_pstride, 0.0f);
-    d_rot.resize(n_sc);
+    d_rot.resize(static_cast<size_t>(n_tx) * d_max_pilots);
+    d_pair_power.resize(pairs);
+    d_pair_delay.resize(pairs);
+    d_port_pw.resize(n_tx);
+    d_port_lag.resize(static_cast<size_t>(n_tx) * kNumLags);
     d_dsum.resize(pairs * 2);
     d_dcount.resize(pairs * 2);
     d_timeline = call_timeline::make(
@@ -387,79 +399,135 @@ void channel_estimation::difference_energy(
 }
 
 namespace {
-// Four floats, for the Wiener filtering below (GCC/Clang vector extension: element-wise
-// IEEE arithmetic, SSE on x86-64 without extra flags). The unaligned variant loads from
-// any float address.
+// Four and eight floats, for the Wiener filtering below (GCC/Clang vector extension:
+// element-wise IEEE arithmetic; SSE on x86-64 without extra flags, AVX where the CPU has
+// it). The unaligned variants load from any float address.
 typedef float v4 __attribute__((vector_size(16)));
 typedef float v4u __attribute__((vector_size(16), aligned(4)));
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MIMODET_WIENER_AVX 1
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v8u __attribute__((vector_size(32), aligned(4)));
+#endif
 
-// Wiener filtering of KB subcarriers of one port: per subcarrier, all NR receive
-// antennas at once (the weights are the same for all of them). g[b]: the port's
-// derotated LS values from the subcarrier's window start on, one pilot per 4 * NV floats
-// (antenna r's re, im at 2r, 2r + 1). Each (subcarrier, antenna) sum runs over j in the
-// serial code's order (no reassociation, lanes are independent sums), so the result is
-// that of one std::complex accumulation per antenna; the KB * NV independent vectors
-// hide the latency of an addition.
-template <int NV, int KB>
-inline void wiener_block(const float* const* w, const float* const* g, int M, v4 (*acc)[NV])
-{
-    v4 a[KB][NV];
-    for (int b = 0; b < KB; ++b)
-        for (int v = 0; v < NV; ++v)
-            a[b][v] = v4{ 0.0f, 0.0f, 0.0f, 0.0f };
-    for (int j = 0; j < M; ++j)
-        for (int b = 0; b < KB; ++b) {
-            const float wj = w[b][j];
-            const v4 wv = { wj, wj, wj, wj };
-            const float* gj = g[b] + j * 4 * NV;
-            for (int v = 0; v < NV; ++v)
-                a[b][v] += wv * *reinterpret_cast<const v4u*>(gj + 4 * v);
-        }
-    for (int b = 0; b < KB; ++b)
-        for (int v = 0; v < NV; ++v)
-            acc[b][v] = a[b][v];
-}
-} // namespace
+//! One port's Wiener weights: per subcarrier the window start and M weights.
+struct wiener_port {
+    int M;
+    const int* start;
+    const float* w;
+};
 
-template <int NR>
-void channel_estimation::apply_wiener(const wiener_filter* const* filt,
-                                      double theta,
-                                      int k0,
-                                      int k1,
-                                      cf* H) const
+//! What the Wiener step reads besides the weights.
+struct wiener_input {
+    const wiener_port* ports; //!< [n_tx]
+    int n_tx;
+    const float* lst;         //!< derotated LS, [t][pilot][pstride]
+    size_t port_floats;       //!< floats per port in lst
+    int n_sc;
+    double theta;             //!< mean-delay phase slope
+};
+
+// Wiener filtering of subcarriers k0..k1-1 of every port, for NR receive antennas, with
+// vectors V of W floats: per subcarrier all antennas at once (the weights are the same
+// for all of them); a pilot's antennas are W * NV floats (antenna r's re, im at 2r,
+// 2r + 1), KB subcarriers advance together. Each (subcarrier, antenna) sum runs over j in
+// the serial code's order (no reassociation, no fused multiply-add: lanes are independent
+// sums), so the result is that of one std::complex accumulation per antenna, whatever W;
+// the KB * NV independent vectors hide the latency of an addition.
+template <int NR, typename V, typename VU>
+inline __attribute__((always_inline)) void
+wiener_range(const wiener_input& in, int k0, int k1, std::complex<float>* H)
 {
-    constexpr int NV = (2 * NR + 3) / 4; // vectors per pilot (d_pstride = 4 * NV)
-    // Subcarriers per call: enough independent sums to cover the latency of an addition.
+    constexpr int W = sizeof(V) / sizeof(float);
+    constexpr int NV = (2 * NR + W - 1) / W;
     constexpr int KB = NV >= 4 ? 1 : NV >= 2 ? 2 : 4;
-    const int n_sc = this->n_sc();
-    v4 acc[KB][NV];
-    cf rot[KB];
+    const int n_tx = in.n_tx;
+    std::complex<float> rot[KB];
     for (int k = k0; k < k1; k += KB) {
         const int nk = std::min(KB, k1 - k);
         for (int b = 0; b < nk; ++b)
-            rot[b] = std::polar(1.0f, static_cast<float>(theta * pos(k + b, n_sc)));
-        for (int t = 0; t < d_n_tx; ++t) {
-            const wiener_filter& f = *filt[t];
+            rot[b] = std::polar(1.0f, static_cast<float>(in.theta * pos(k + b, in.n_sc)));
+        for (int t = 0; t < n_tx; ++t) {
+            const wiener_port& f = in.ports[t];
             const int M = f.M;
-            const float* base = &d_lst[static_cast<size_t>(t) * d_max_pilots * 4 * NV];
+            const float* base = in.lst + static_cast<size_t>(t) * in.port_floats;
             const float* w[KB];
             const float* g[KB];
             for (int b = 0; b < KB; ++b) {
                 const int kb = k + std::min(b, nk - 1); // the tail repeats its last subcarrier
-                w[b] = &f.w[static_cast<size_t>(kb) * M];
-                g[b] = base + static_cast<size_t>(f.start[kb]) * 4 * NV;
+                w[b] = f.w + static_cast<size_t>(kb) * M;
+                g[b] = base + static_cast<size_t>(f.start[kb]) * W * NV;
             }
-            wiener_block<NV, KB>(w, g, M, acc);
+            V a[KB][NV];
+            for (int b = 0; b < KB; ++b)
+                for (int v = 0; v < NV; ++v)
+                    a[b][v] = V{};
+            for (int j = 0; j < M; ++j)
+                for (int b = 0; b < KB; ++b) {
+                    const float wj = w[b][j];
+                    const float* gj = g[b] + j * W * NV;
+                    for (int v = 0; v < NV; ++v)
+                        a[b][v] += wj * *reinterpret_cast<const VU*>(gj + W * v);
+                }
             for (int b = 0; b < nk; ++b) {
-                float a[4 * NV];
-                std::memcpy(a, acc[b], sizeof(a));
+                float o[W * NV];
+                std::memcpy(o, a[b], sizeof(o));
                 for (int r = 0; r < NR; ++r)
-                    H[(static_cast<size_t>(k + b) * NR + r) * d_n_tx + t] =
-                        cf(a[2 * r], a[2 * r + 1]) * rot[b];
+                    H[(static_cast<size_t>(k + b) * NR + r) * n_tx + t] =
+                        std::complex<float>(o[2 * r], o[2 * r + 1]) * rot[b];
             }
         }
     }
 }
+
+template <int NR>
+void wiener_sse(const wiener_input& in, int k0, int k1, std::complex<float>* H)
+{
+    wiener_range<NR, v4, v4u>(in, k0, k1, H);
+}
+
+#ifdef MIMODET_WIENER_AVX
+// The same operations on eight lanes (AVX without FMA: bit-identical to wiener_sse).
+// Used where a pilot's antennas fill whole 8-float vectors (n_rx 3, 4, 7, 8).
+template <int NR>
+__attribute__((target("avx"))) void
+wiener_avx(const wiener_input& in, int k0, int k1, std::complex<float>* H)
+{
+    wiener_range<NR, v8, v8u>(in, k0, k1, H);
+}
+
+// MIMODET_NO_AVX (any value) keeps the SSE code: the tests compare both.
+bool cpu_has_avx()
+{
+    static const bool has = __builtin_cpu_supports("avx") && !std::getenv("MIMODET_NO_AVX");
+    return has;
+}
+#endif
+
+void wiener_dispatch(int n_rx, const wiener_input& in, int k0, int k1, std::complex<float>* H)
+{
+#ifdef MIMODET_WIENER_AVX
+    if (cpu_has_avx())
+        switch (n_rx) {
+        case 3: return wiener_avx<3>(in, k0, k1, H);
+        case 4: return wiener_avx<4>(in, k0, k1, H);
+        case 7: return wiener_avx<7>(in, k0, k1, H);
+        case 8: return wiener_avx<8>(in, k0, k1, H);
+        default: break;
+        }
+#endif
+    switch (n_rx) {
+    case 1: return wiener_sse<1>(in, k0, k1, H);
+    case 2: return wiener_sse<2>(in, k0, k1, H);
+    case 3: return wiener_sse<3>(in, k0, k1, H);
+    case 4: return wiener_sse<4>(in, k0, k1, H);
+    case 5: return wiener_sse<5>(in, k0, k1, H);
+    case 6: return wiener_sse<6>(in, k0, k1, H);
+    case 7: return wiener_sse<7>(in, k0, k1, H);
+    default: return wiener_sse<8>(in, k0, k1, H);
+    }
+}
+} // namespace
 
 float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
 {
@@ -474,8 +542,9 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
     const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
     double sum[4] = { 0, 0, 0, 0 }, power = 0.0;
     size_t count[4] = { 0, 0, 0, 0 }, n_power = 0;
-    // 1. LS at the pilots, d_ls[(t * n_rx + r) * Pm + i], and the difference energies of
-    // the noise estimate, one (t, r) pair per task.
+    // 1. LS at the pilots, d_ls[(t * n_rx + r) * Pm + i], one (t, r) pair per task, and
+    // the pair's shares of the noise estimate's sums (difference energies, pilot power,
+    // the adjacent-pilot correlation of the mean delay; ports 0/1 only).
     d_pool.run(n_pairs, [&](int pair) {
         const int t = pair / d_n_rx, r = pair % d_n_rx;
         const port_pilots& p = ports[t];
@@ -488,12 +557,23 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
                 acc += y[p.re_flat[e]] * p.inv_flat[e];
             v[i] = acc / p.n_flat[i];
         }
-        if (t < d_noise_ports)
-            for (int d = 2; d <= 3; ++d)
-                difference_energy(v, P, d, d_dsum[pair * 2 + d - 2], d_dcount[pair * 2 + d - 2]);
+        if (t >= d_noise_ports)
+            return;
+        for (int d = 2; d <= 3; ++d)
+            difference_energy(v, P, d, d_dsum[pair * 2 + d - 2], d_dcount[pair * 2 + d - 2]);
+        double pp = 0.0;
+        for (size_t i = 0; i < P; ++i)
+            pp += std::norm(v[i]);
+        d_pair_power[pair] = pp;
+        std::complex<double> c = 0.0;
+        for (int i : p.delay_pairs)
+            c += std::conj(std::complex<double>(v[i])) * std::complex<double>(v[i + 1]);
+        d_pair_delay[pair] = c;
     });
     const int64_t t_ls = d_timeline ? call_timeline::now_ns() : 0;
-    // Combined in the serial order (t, r), so the sums do not depend on the threads.
+    // The pairs' shares combined in the order (t, r): every partial sum has a fixed
+    // extent, so no thread count changes a result.
+    std::complex<double> s1 = 0.0;
     for (int t = 0; t < d_noise_ports; ++t)
         for (int r = 0; r < d_n_rx; ++r) {
             const int pair = t * d_n_rx + r;
@@ -501,11 +581,9 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
                 sum[d] += d_dsum[pair * 2 + d - 2];
                 count[d] += d_dcount[pair * 2 + d - 2];
             }
-            const cf* v = &d_ls[pair * Pm];
-            const size_t P = ports[t].k.size();
-            for (size_t i = 0; i < P; ++i)
-                power += std::norm(v[i]);
-            n_power += P;
+            power += d_pair_power[pair];
+            n_power += ports[t].k.size();
+            s1 += d_pair_delay[pair];
         }
     double nv = std::numeric_limits<double>::infinity();
     for (int d = 2; d <= 3; ++d)
@@ -530,68 +608,82 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
     }
 
     // 2. Mean delay: phase slope of the adjacent-pilot correlation (ports 0/1).
-    std::complex<double> s1 = 0.0;
-    for (int t = 0; t < d_noise_ports; ++t)
-        for (int r = 0; r < d_n_rx; ++r) {
-            const cf* v = &d_ls[(t * d_n_rx + r) * Pm];
-            for (int i : ports[t].delay_pairs)
-                s1 += std::conj(std::complex<double>(v[i])) * std::complex<double>(v[i + 1]);
-        }
     const int d0 = ports[0].k.size() > 1 ? ports[0].k[1] - ports[0].k[0] : 1;
     const double theta = std::abs(s1) > 0.0 ? std::arg(s1) / d0 : 0.0;
-    // The phase at the pilot subcarriers (the Wiener step computes the others itself).
-    for (int t = 0; t < d_n_tx; ++t)
-        for (int k : ports[t].k)
-            d_rot[k] = std::polar(1.0f, static_cast<float>(theta * pos(k, n_sc)));
-    double pw = 0.0;
-    size_t n_pw = 0;
-    for (int t = 0; t < d_n_tx; ++t) {
+    // 3. One task per port: the pilots derotated by the mean-delay phase (and stored
+    // for the Wiener step, a pilot's antennas together), their power, and the spread
+    // fit's correlation sums at every lag. The lags advance together, each lag's sum in
+    // the order (r, pair), so their chains of dependent double additions overlap.
+    const auto port_task = [&](int t) {
         const auto& k = ports[t].k;
+        cf* rot = &d_rot[t * Pm];
+        for (size_t i = 0; i < k.size(); ++i)
+            rot[i] = std::polar(1.0f, static_cast<float>(theta * pos(k[i], n_sc)));
+        double pw_t = 0.0;
         for (int r = 0; r < d_n_rx; ++r) {
             cf* v = &d_ls[(t * d_n_rx + r) * Pm];
             float* vt = &d_lst[t * Pm * d_pstride + 2 * r];
             for (size_t i = 0; i < k.size(); ++i) {
-                v[i] *= std::conj(d_rot[k[i]]);
-                pw += std::norm(v[i]);
+                v[i] *= std::conj(rot[i]);
+                pw_t += std::norm(v[i]);
                 vt[i * d_pstride] = v[i].real();
                 vt[i * d_pstride + 1] = v[i].imag();
             }
-            n_pw += k.size();
         }
-    }
-    // 3. Spread: measured correlation at growing lags, two-sided exponential fit.
-    const double P = std::max(pw / n_pw - nv, 1e-3 * nv);
-    const double b_max = d_max_delay_s / 4.0;
-    // The correlation sums of all lags at once: each lag's sum keeps its order (t, r,
-    // pair), but the lags advance together, so their chains of dependent double
-    // additions overlap instead of running one after the other (this was the longest
-    // serial part of a slot). A lag the fit does not reach is summed for nothing.
+        d_port_pw[t] = pw_t;
+        // The lag sums: pair j of a lag goes to partial sum j % 4 (four independent
+        // chains of double additions), antenna after antenna; a fixed split, so the
+        // result does not depend on the threads.
+        double sum_lag[kNumLags];
+        for (int li = 0; li < kNumLags; ++li) {
+            const std::pair<int, int>* lp = ports[t].lag_pairs[li].data();
+            const size_t n = ports[t].lag_pairs[li].size();
+            double part[4] = { 0.0, 0.0, 0.0, 0.0 };
+            for (int r = 0; r < d_n_rx; ++r) {
+                const cf* v = &d_ls[(t * d_n_rx + r) * Pm];
+                // Re(conj(x) y) in double, as x.re y.re + x.im y.im: the same value.
+                const auto re_xy = [&](size_t j) {
+                    const cf x = v[lp[j].first], y = v[lp[j].second];
+                    return static_cast<double>(x.real()) * static_cast<double>(y.real()) +
+                           static_cast<double>(x.imag()) * static_cast<double>(y.imag());
+                };
+                size_t j = 0;
+                for (; j + 4 <= n; j += 4) {
+                    part[0] += re_xy(j);
+                    part[1] += re_xy(j + 1);
+                    part[2] += re_xy(j + 2);
+                    part[3] += re_xy(j + 3);
+                }
+                for (; j < n; ++j)
+                    part[j & 3] += re_xy(j);
+            }
+            sum_lag[li] = (part[0] + part[1]) + (part[2] + part[3]);
+        }
+        for (int li = 0; li < kNumLags; ++li)
+            d_port_lag[t * kNumLags + li] = sum_lag[li];
+    };
+    // A small phase (2x2 at 20 MHz: 1600 pilot values) is done sooner by the caller
+    // alone than by waking the workers for it (development machine, 2 threads).
+    if (d_pilot_values[ns] >= kParallelPilotValues)
+        d_pool.run(d_n_tx, port_task);
+    else
+        for (int t = 0; t < d_n_tx; ++t)
+            port_task(t);
+    double pw = 0.0;
+    size_t n_pw = 0;
     double sum_lag[kNumLags] = {};
     size_t count_lag[kNumLags] = {};
     for (int t = 0; t < d_n_tx; ++t) {
-        const std::pair<int, int>* lp[kNumLags];
-        size_t n_lp[kNumLags], n_max = 0;
+        pw += d_port_pw[t];
+        n_pw += ports[t].k.size() * d_n_rx;
         for (int li = 0; li < kNumLags; ++li) {
-            lp[li] = ports[t].lag_pairs[li].data();
-            n_lp[li] = ports[t].lag_pairs[li].size();
-            n_max = std::max(n_max, n_lp[li]);
-        }
-        for (int r = 0; r < d_n_rx; ++r) {
-            const cf* v = &d_ls[(t * d_n_rx + r) * Pm];
-            for (size_t j = 0; j < n_max; ++j)
-                for (int li = 0; li < kNumLags; ++li) {
-                    if (j >= n_lp[li])
-                        continue;
-                    // Re(conj(a) b) in double, as a.re b.re + a.im b.im: the same value.
-                    const cf a = v[lp[li][j].first], c = v[lp[li][j].second];
-                    sum_lag[li] +=
-                        static_cast<double>(a.real()) * static_cast<double>(c.real()) +
-                        static_cast<double>(a.imag()) * static_cast<double>(c.imag());
-                }
-            for (int li = 0; li < kNumLags; ++li)
-                count_lag[li] += n_lp[li];
+            sum_lag[li] += d_port_lag[t * kNumLags + li];
+            count_lag[li] += ports[t].lag_pairs[li].size() * d_n_rx;
         }
     }
+    // Spread: the measured correlation at growing lags, two-sided exponential fit.
+    const double P = std::max(pw / n_pw - nv, 1e-3 * nv);
+    const double b_max = d_max_delay_s / 4.0;
     double b = b_max;
     for (int li = 0; li < kNumLags; ++li) {
         const int L = kLags[li];
@@ -622,20 +714,15 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
         filt[t] = keep[t].get();
     }
     const int64_t t_filter = d_timeline ? call_timeline::now_ns() : 0;
+    wiener_port wp[4];
+    for (int t = 0; t < d_n_tx; ++t)
+        wp[t] = { filt[t]->M, filt[t]->start.data(), filt[t]->w.data() };
+    const wiener_input in{ wp, d_n_tx, d_lst.data(), Pm * d_pstride, n_sc, theta };
     const int chunk = std::max(16, (n_sc + 4 * d_pool.size() - 1) / (4 * d_pool.size()));
     const int n_chunks = (n_sc + chunk - 1) / chunk;
     d_pool.run(n_chunks, [&](int ci) {
         const int k0 = ci * chunk, k1 = std::min(n_sc, k0 + chunk);
-        switch (d_n_rx) {
-        case 1: apply_wiener<1>(filt, theta, k0, k1, H); break;
-        case 2: apply_wiener<2>(filt, theta, k0, k1, H); break;
-        case 3: apply_wiener<3>(filt, theta, k0, k1, H); break;
-        case 4: apply_wiener<4>(filt, theta, k0, k1, H); break;
-        case 5: apply_wiener<5>(filt, theta, k0, k1, H); break;
-        case 6: apply_wiener<6>(filt, theta, k0, k1, H); break;
-        case 7: apply_wiener<7>(filt, theta, k0, k1, H); break;
-        default: apply_wiener<8>(filt, theta, k0, k1, H); break;
-        }
+        wiener_dispatch(d_n_rx, in, k0, k1, H);
     });
     if (d_timeline)
         d_timeline->add({ double(t_start),

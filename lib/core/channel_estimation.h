@@ -84,10 +84,14 @@ namespace core {
  *
  * Speed (docs/PERFORMANCE.md, "Channel estimator speed-up"): the per-slot work is split
  * into parallel phases on a persistent pool of threads - 1 workers (the caller is the
- * other): LS and the difference energies per (t, r) pair, then the Wiener filtering
- * per block of subcarriers (all pairs of a subcarrier together, so H is written
- * contiguously). Every sum keeps the serial code's operand order, so H and the noise
- * variance do not depend on the thread count (bit for bit on one build). A Wiener
+ * other): LS with the noise, power and mean-delay sums per (t, r) pair, then the
+ * derotation and the spread fit's lag sums per port, then the Wiener filtering per block
+ * of subcarriers (all pairs of a subcarrier together, so H is written contiguously).
+ * Each partial sum has a fixed extent (a pair, a port) and the partials are added in a
+ * fixed order, so H and the noise variance do not depend on the thread count (bit for
+ * bit on one build). The Wiener step uses 8-float AVX vectors where the CPU has them and
+ * a pilot's antennas fill them (n_rx 3, 4, 7, 8), SSE otherwise: the same operations (no
+ * fused multiply-add), so the same H (MIMODET_NO_AVX set: SSE only). A Wiener
  * filter design (cache miss) factorises each distinct pilot-window covariance once (most
  * windows share one: the pilot grid is regular) and solves its subcarriers in parallel.
  * estimate() is not reentrant: one call at a time per object (the block's work()).
@@ -208,10 +212,6 @@ private:
     };
     //! Cached (the shared pointer stays valid when the cache is cleared).
     std::shared_ptr<const wiener_filter> filter(int pattern, int b_idx, int snr_idx) const;
-    //! Wiener step for subcarriers k0..k1-1 of every pair (NR = n_rx).
-    template <int NR>
-    void apply_wiener(const wiener_filter* const* filt, double theta, int k0, int k1, cf* H) const;
-
     lte_grid d_grid;
     int d_n_tx, d_n_rx;
     double d_max_delay_s;
@@ -220,6 +220,7 @@ private:
     std::vector<port_pilots> d_ports; //!< [20][n_tx]
     int d_noise_ports;                //!< ports used for the noise estimate
     size_t d_max_pilots = 0;          //!< most pilots of any port and slot
+    std::vector<size_t> d_pilot_values; //!< [slot] pilots of all ports times n_rx
     mutable pool d_pool;
     //! MIMODET_CALL_TIMELINE only: per estimate(), its start and the times of its phases
     //! (LS + difference energies, the serial statistics, the filter lookup, Wiener).
@@ -230,7 +231,11 @@ private:
     //! at 2r, 2r + 1; padded to whole vectors of 4 floats)
     mutable std::vector<float> d_lst;
     int d_pstride = 0;
-    mutable std::vector<cf> d_rot;  //!< [n_sc] mean-delay phase
+    mutable std::vector<cf> d_rot;  //!< [t][d_max_pilots] mean-delay phase at the pilots
+    mutable std::vector<double> d_pair_power;               //!< [pair] sum |LS|^2
+    mutable std::vector<std::complex<double>> d_pair_delay; //!< [pair] adjacent-pilot corr.
+    mutable std::vector<double> d_port_pw;  //!< [t] sum |derotated LS|^2
+    mutable std::vector<double> d_port_lag; //!< [t][lag] spread-fit correlation sums
     mutable std::vector<double> d_dsum; //!< [pair][2]: difference energies of orders 2, 3
     mutable std::vector<size_t> d_dcount;
 };
