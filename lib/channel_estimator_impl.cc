@@ -37,11 +37,12 @@ int checked_n_tx(int n_tx)
 int grid_size(double mhz) { return 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
 
 // 0 -> min(hardware threads, pairs, 4): the pairs bound the LS phase's parallelism, and
-// beyond about 4 threads a slot gets no faster (its serial statistics dominate) while
 // more threads take cores from the other blocks: in the 20 MHz 4x4 receiver at 2000
 // slots/s on 16 cores, 4 threads gave the same estimator busy time as 16 and a p99
 // latency below 1 ms instead of 1.2-2.4 ms (docs/PERFORMANCE.md; measured while idle
-// workers still polled for 200 us after each job).
+// workers still polled for 200 us after each job). 8 threads make a 20 MHz 4x4 slot
+// 0.003-0.03 ms faster on the H100 host (2026-11-23, fifth session); their effect on the
+// receiver's p99 is not measured yet, so the default stays.
 constexpr int k_default_max_threads = 4;
 int resolved_threads(int threads, int n_tx, int n_rx)
 {

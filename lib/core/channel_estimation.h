@@ -223,7 +223,7 @@ private:
     std::vector<size_t> d_pilot_values; //!< [slot] pilots of all ports times n_rx
     mutable pool d_pool;
     //! MIMODET_CALL_TIMELINE only: per estimate(), its start and the times of its phases
-    //! (LS + difference energies, the serial statistics, the filter lookup, Wiener).
+    //! (LS with the pairs' sums, the statistics, the filter lookup, Wiener).
     std::unique_ptr<call_timeline> d_timeline;
     // Per-slot scratch, allocated once (estimate() is not reentrant).
     mutable std::vector<cf> d_ls;   //!< [t * n_rx + r][d_max_pilots] LS (then derotated)
