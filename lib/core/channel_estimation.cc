@@ -29,7 +29,8 @@ constexpr int kWindow = 32;        // pilots per Wiener window
 constexpr double kBRef = 250e-9;   // spread above which the margin is 2x
 constexpr size_t kMaxFilters = 128; // cache bound (weights: n_sc * kWindow floats each)
 const int kLags[] = { 6, 12, 24, 48, 96 }; // lags of the spread fit (subcarriers)
-constexpr size_t kParallelPilotValues = 3000; // derotation per port on the threads from
+constexpr size_t kParallelPilotValues = 3000; // pilots x n_rx of a slot from which the
+                                             // per-port phase runs on the threads
 constexpr int kNumLags = sizeof(kLags) / sizeof(kLags[0]);
 
 // Physical frequency of subcarrier k in subcarrier spacings (the DC subcarrier is not
