@@ -21,8 +21,11 @@
 // else push() of samples_wanted() samples. Each slot's time is from the end of the
 // previous slot to the end of its pop_slot() (its pushes included); slots before and
 // at the lock are not counted. Reported per configuration: the mean, median and p99
-// microseconds per slot over --seconds (wall clock), the mean for slots 0/10 (PSS search)
-// and the others apart, and the mean thread CPU time per slot (all slots, and slots 0/10),
+// microseconds per slot over --seconds (wall clock), the mean for slots 0/10 (they hold
+// the PSS) and the others apart, the mean thread CPU time per slot (all slots, and slots
+// 0/10), and the time of the pop_slot() call that returned the slot (the work left once
+// its input is in, which a slot's latency waits for: mean for slots 0/10 and the others,
+// p99 over all),
 // which other processes on a busy machine do not inflate (the calling thread's only: with
 // more than one thread the pool's share is not in it). --threads N: slot_sync's threads
 // (default: as the ofdm_sync block). --dump FILE writes every slot's decisions (timing,
@@ -290,7 +293,7 @@ int main(int argc, char** argv)
         }
         csv << "bandwidth_mhz,n_tx,n_rx,channel,snr_db,cfo,sro_ppm,slots,mean_us,p50_us,p99_us,"
                "max_us,pss_slot_mean_us,other_slot_mean_us,cpu_mean_us,cpu_pss_slot_mean_us,pss_missed,"
-               "lock_input_start,threads\n";
+               "lock_input_start,threads,pop_pss_slot_mean_us,pop_other_slot_mean_us,pop_p99_us\n";
     }
     if (!o.dump.empty()) {
         dump.open(o.dump);
@@ -306,9 +309,10 @@ int main(int argc, char** argv)
                 "slots cycled, %.1f s per row\n",
                 std::thread::hardware_concurrency(), o.channel.c_str(), o.snr_db, o.cfo,
                 o.sro_ppm, o.slots, o.seconds);
-    std::printf("%-6s %-6s %7s %8s %9s %9s %9s %9s %10s %10s %9s %9s %7s %s\n", "MHz", "config",
-                "threads", "slots", "mean us", "p50 us", "p99 us", "max us", "PSS slot", "other slot",
-                "CPU us", "CPU PSS", "missed", "x real time");
+    std::printf("%-6s %-6s %7s %8s %9s %9s %9s %9s %10s %10s %9s %9s %7s %6s %9s %9s %9s\n",
+                "MHz", "config", "threads", "slots", "mean us", "p50 us", "p99 us", "max us",
+                "PSS slot", "other slot", "CPU us", "CPU PSS", "missed", "x RT", "pop PSS",
+                "pop other", "pop p99");
     for (double mhz : o.bandwidths)
         for (const auto& c : o.configs) {
             const int n_tx = c.first, n_rx = c.second;
@@ -343,7 +347,7 @@ int main(int argc, char** argv)
                 sync.push(in, static_cast<int>(n));
                 pos += n;
             };
-            std::vector<double> us, us_pss, us_other, cpu, cpu_pss;
+            std::vector<double> us, us_pss, us_other, cpu, cpu_pss, pop, pop_pss, pop_other;
             uint64_t missed = 0, slots = 0;
             int64_t lock_start = -1;
             bool timing = false;
@@ -353,6 +357,7 @@ int main(int argc, char** argv)
             auto last = clk::now();
             double last_cpu = cpu_us();
             for (;;) {
+                const auto pop_begin = clk::now();
                 if (!sync.pop_slot(optr, info)) {
                     feed(std::max<int64_t>(1, sync.samples_wanted()));
                     if (!timing && pos > lead + 4 * cyc) {
@@ -383,10 +388,15 @@ int main(int argc, char** argv)
                 }
                 if (timing) {
                     const double t = std::chrono::duration<double, std::micro>(now - last).count();
+                    const double tp =
+                        std::chrono::duration<double, std::micro>(now - pop_begin).count();
+                    const bool pss_slot = lte_grid::has_sync(info.ns);
                     us.push_back(t);
-                    (info.pss_checked ? us_pss : us_other).push_back(t);
+                    (pss_slot ? us_pss : us_other).push_back(t);
+                    pop.push_back(tp);
+                    (pss_slot ? pop_pss : pop_other).push_back(tp);
                     cpu.push_back(now_cpu - last_cpu);
-                    if (info.pss_checked)
+                    if (pss_slot)
                         cpu_pss.push_back(now_cpu - last_cpu);
                     missed += info.pss_checked && !info.pss_found;
                 } else if (info.first) {
@@ -410,10 +420,11 @@ int main(int argc, char** argv)
             const double p50 = percentile(us, 0.5), p99 = percentile(us, 0.99),
                          pmax = percentile(us, 1.0);
             std::printf("%-6.1f %dx%-4d %7d %8zu %9.1f %9.1f %9.1f %9.1f %10.1f %10.1f %9.1f %9.1f "
-                        "%7llu %.2f\n",
+                        "%7llu %6.2f %9.1f %9.1f %9.1f\n",
                         mhz, n_tx, n_rx, threads, us.size(), m, p50, p99,
                         pmax, mean(us_pss), mean(us_other), mean(cpu), mean(cpu_pss),
-                        static_cast<unsigned long long>(missed), 500.0 / m);
+                        static_cast<unsigned long long>(missed), 500.0 / m, mean(pop_pss),
+                        mean(pop_other), percentile(pop, 0.99));
             std::fflush(stdout);
             if (csv)
                 csv << mhz << ',' << n_tx << ',' << n_rx << ',' << o.channel << ',' << o.snr_db
@@ -421,7 +432,8 @@ int main(int argc, char** argv)
                     << p50 << ',' << p99 << ',' << pmax << ','
                     << mean(us_pss) << ',' << mean(us_other) << ',' << mean(cpu) << ','
                     << mean(cpu_pss) << ',' << missed << ',' << lock_start << ',' << threads
-                    << '\n';
+                    << ',' << mean(pop_pss) << ',' << mean(pop_other) << ','
+                    << percentile(pop, 0.99) << '\n';
         }
     return 0;
 }

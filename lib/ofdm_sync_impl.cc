@@ -96,15 +96,15 @@ int ofdm_sync_impl::general_work(int noutput_items,
     const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
     int consumed = 0, produced = 0;
     lte_sync::slot_info info;
-    while (produced + d_slot <= noutput_items) {
+    // One slot per call: a slot goes downstream as soon as it is out, before the PSS
+    // search that follows a slot 0/10 (lte_sync::slot_sync) runs in the next call.
+    while (produced == 0 && d_slot <= noutput_items) {
         for (int a = 0; a < d_n_rx; ++a)
             d_out[a] = static_cast<gr_complex*>(output_items[a]) + produced;
         if (d_sync.pop_slot(d_out, info)) {
             for (int a = 0; a < d_n_rx; ++a)
                 add_item_tag(
                     a, nitems_written(a) + produced, d_slot_key, pmt::from_long(info.ns));
-            if (info.pss_checked && !info.pss_found)
-                d_missed++;
             d_slots++;
             d_cfo = info.cfo;
             d_sro = info.sro_ppm;
@@ -123,6 +123,7 @@ int ofdm_sync_impl::general_work(int noutput_items,
         consumed += n;
     }
     d_locked = d_sync.locked();
+    d_missed = d_sync.pss_missed();
     consume_each(consumed);
     if (d_timeline && produced > 0) // the calls that only took samples in are not kept
         d_timeline->add({ double(t_start),

@@ -922,24 +922,89 @@ int64_t slot_sync::samples_wanted() const
     if (!d_locked) {
         need = d_next_lag + d_block + d_n - 1; // the next block of metric lags
     } else {
-        need = slot_input_end();
+        need = d_pss_pending ? pss_input_end() : slot_input_end();
     }
     return std::max<int64_t>(1, need - end());
 }
 
 int64_t slot_sync::slot_input_end() const
 {
-    int64_t need = d_start + d_slot;
-    int64_t expected = d_start + d_slot - d_n; // PSS position in slots 0/10
-    if (d_resample) {
-        // +2: a block's fraction may round the last sample's base up by one
-        need = static_cast<int64_t>(std::floor(clock_pos(d_n_out + d_slot - 1))) +
-               frac_interp::after + 2;
-        expected = std::llround(clock_pos(d_n_out + d_slot - d_n));
+    if (!d_resample)
+        return d_start + d_slot;
+    // +2: a block's fraction may round the last sample's base up by one
+    return static_cast<int64_t>(std::floor(clock_pos(d_n_out + d_slot - 1))) +
+           frac_interp::after + 2;
+}
+
+int64_t slot_sync::pss_input_end() const
+{
+    return d_pss_pending->expected + d_n + d_track + 1;
+}
+
+void slot_sync::track_pss()
+{
+    const pss_search p = *d_pss_pending;
+    d_pss_pending.reset();
+    slot_info& info = d_pss_report;
+    info.pss_checked = true;
+    info.pss_ns = p.ns;
+    int64_t pss = p.expected;
+    float m = 0.0f;
+    const bool ok = refine_pss(p.expected, d_track, &pss, &m);
+    info.pss_metric = m;
+    if (ok && m >= d_p.track_threshold && std::abs(pss - p.expected) < d_track) {
+        const int step = static_cast<int>(pss - p.expected);
+        if (!d_resample)
+            d_start += step; // whole-sample timing; resampling follows the model
+        info.pss_found = true;
+        if (step != 0)
+            log(0, fmt("ofdm_sync: PSS %d samples off at slot %d", step, p.ns));
+        if (d_missed > 0)
+            log(1, fmt("ofdm_sync: PSS found again after %d missed", d_missed));
+        d_missed = 0;
+        if (d_p.sro_window > 0) {
+            const double t = static_cast<double>(pss) + fraction_at(pss);
+            const double off = t - clock_pos(p.n_pss);
+            switch (clock_update(p.n_pss, t, timing_sigma(m))) {
+            case 1:
+                log(0, fmt("ofdm_sync: PSS %.2f samples off the sample clock line at "
+                           "slot %d: not used unless the next PSS agrees",
+                           off, p.ns));
+                break;
+            case 2:
+                log(1, fmt("ofdm_sync: timing jump of %.2f samples at slot %d", off, p.ns));
+                break;
+            default:
+                break;
+            }
+        }
+        set_resampling();
+        if (d_resample) // the next slot on the updated clock line
+            d_start = static_cast<int64_t>(std::floor(clock_pos(d_n_out)));
+        const auto sss = check_sss(pss);
+        if (sss.confident && sss.ns != p.ns) {
+            if (++d_mismatch >= d_p.relabel_after) {
+                log(2, fmt("ofdm_sync: SSS says slot %d where the count says %d; "
+                           "relabeling", sss.ns, p.ns));
+                d_ns = (sss.ns + (d_ns - p.ns) + lte_numerology::slots_per_frame) %
+                       lte_numerology::slots_per_frame;
+                d_mismatch = 0;
+            }
+        } else if (sss.confident) {
+            d_mismatch = 0;
+        }
+    } else {
+        ++d_missed;
+        ++d_pss_missed_total;
+        log(2, fmt("ofdm_sync: PSS not found in slot %d (metric %.2f), keeping the timing "
+                   "(%d missed)", p.ns, static_cast<double>(m), d_missed));
+        if (d_missed >= d_p.max_missed) {
+            log(3, "ofdm_sync: sync lost, re-acquiring");
+            d_locked = false;
+            d_pss_report = slot_info(); // the next slot out is the new lock's
+            acquisition_restart(std::max(d_start, d_base));
+        }
     }
-    if (lte_grid::has_sync(d_ns) && d_pss_done != d_start)
-        need = std::max(need, expected + d_n + d_track + 1);
-    return need;
 }
 
 double slot_sync::fraction_at(int64_t pss_pos)
@@ -1299,6 +1364,8 @@ bool slot_sync::try_lock(int64_t coarse)
     }
     d_locked = true;
     d_first = true;
+    d_pss_pending.reset();
+    d_pss_report = slot_info();
     d_start = start;
     d_ns = ns;
     // Sample clock: output sample 0 is the first emitted slot's first sample.
@@ -1326,81 +1393,38 @@ bool slot_sync::try_lock(int64_t coarse)
 
 bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
 {
+    if (d_locked && d_pss_pending) {
+        if (end() < pss_input_end())
+            return false;
+        track_pss(); // before the next slot: its timing, clock and number depend on it
+    }
     if (!d_locked) {
         run_acquisition();
         if (!d_locked)
             return false;
     }
-    const bool sync_slot = lte_grid::has_sync(d_ns);
-    const bool search = sync_slot && d_pss_done != d_start;
     if (end() < slot_input_end())
         return false;
     info = slot_info();
-    if (sync_slot) {
+    if (lte_grid::has_sync(d_ns) && d_pss_done == d_start) {
+        info.pss_checked = true; // the lock's PSS, in this slot
+        info.pss_found = true;
+        info.pss_ns = d_ns;
+        info.pss_metric = d_lock_metric;
+    } else if (lte_grid::has_sync(d_ns)) {
+        // Searched once this slot is out (pss_input_end): the timing, sample clock and
+        // slot count it gives apply from the next slot on.
+        const int64_t n_pss = d_n_out + d_slot - d_n; // output index of the PSS
+        d_pss_pending = pss_search{
+            d_resample ? std::llround(clock_pos(n_pss)) : d_start + d_slot - d_n, n_pss, d_ns
+        };
+    }
+    if (d_pss_report.pss_checked) { // the search after the previous slot
         info.pss_checked = true;
-        if (!search) {
-            info.pss_found = true;
-            info.pss_metric = d_lock_metric;
-        } else {
-            const int64_t n_pss = d_n_out + d_slot - d_n; // output index of the PSS
-            const int64_t expected =
-                d_resample ? std::llround(clock_pos(n_pss)) : d_start + d_slot - d_n;
-            int64_t pss = expected;
-            float m = 0.0f;
-            const bool ok = refine_pss(expected, d_track, &pss, &m);
-            info.pss_metric = m;
-            if (ok && info.pss_metric >= d_p.track_threshold &&
-                std::abs(pss - expected) < d_track) {
-                const int step = static_cast<int>(pss - expected);
-                if (!d_resample)
-                    d_start += step; // whole-sample timing; resampling follows the model
-                info.pss_found = true;
-                if (step != 0)
-                    log(0, fmt("ofdm_sync: PSS %d samples off at slot %d", step, d_ns));
-                if (d_missed > 0)
-                    log(1, fmt("ofdm_sync: PSS found again after %d missed", d_missed));
-                d_missed = 0;
-                if (d_p.sro_window > 0) {
-                    const double t = static_cast<double>(pss) + fraction_at(pss);
-                    const double off = t - clock_pos(n_pss);
-                    switch (clock_update(n_pss, t, timing_sigma(m))) {
-                    case 1:
-                        log(0, fmt("ofdm_sync: PSS %.2f samples off the sample clock line "
-                                   "at slot %d: not used unless the next PSS agrees",
-                                   off, d_ns));
-                        break;
-                    case 2:
-                        log(1, fmt("ofdm_sync: timing jump of %.2f samples at slot %d",
-                                   off, d_ns));
-                        break;
-                    default:
-                        break;
-                    }
-                }
-                set_resampling();
-                const auto sss = check_sss(pss);
-                if (sss.confident && sss.ns != d_ns) {
-                    if (++d_mismatch >= d_p.relabel_after) {
-                        log(2, fmt("ofdm_sync: SSS says slot %d where the count says %d; "
-                                   "relabeling", sss.ns, d_ns));
-                        d_ns = sss.ns;
-                        d_mismatch = 0;
-                    }
-                } else if (sss.confident) {
-                    d_mismatch = 0;
-                }
-            } else {
-                ++d_missed;
-                log(2, fmt("ofdm_sync: PSS not found in slot %d (metric %.2f), "
-                           "keeping the timing (%d missed)", d_ns, info.pss_metric, d_missed));
-                if (d_missed >= d_p.max_missed) {
-                    log(3, "ofdm_sync: sync lost, re-acquiring");
-                    d_locked = false;
-                    acquisition_restart(std::max(d_start, d_base));
-                    return pop_slot(out, info);
-                }
-            }
-        }
+        info.pss_found = d_pss_report.pss_found;
+        info.pss_ns = d_pss_report.pss_ns;
+        info.pss_metric = d_pss_report.pss_metric;
+        d_pss_report = slot_info();
     }
     // The slot's samples before CFO correction: as they are, or resampled onto the
     // transmitter's sample clock (positions clock_pos(d_n_out + i)).
@@ -1460,7 +1484,10 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
     d_n_out += d_slot;
     d_start = d_resample ? static_cast<int64_t>(std::floor(clock_pos(d_n_out)))
                          : d_start + d_slot;
-    discard_before(d_start - d_track - frac_interp::taps);
+    int64_t keep = d_start - d_track - frac_interp::taps;
+    if (d_pss_pending) // its search window, and the SSS symbol before the PSS
+        keep = std::min(keep, d_pss_pending->expected - d_track - d_n - d_num.cp_other);
+    discard_before(keep);
     return true;
 }
 

@@ -270,10 +270,13 @@ struct slot_info {
     int64_t input_start = 0; //!< absolute input index of the slot's first sample
     double cfo = 0.0;        //!< CFO used for this slot, subcarrier spacings
     bool first = false;      //!< first slot after (re-)acquisition
-    bool pss_checked = false; //!< slot 0/10: PSS searched
+    //! A PSS search to report: the lock's PSS (on the lock's slot), or the tracking search
+    //! of the slot 0/10 before this slot (it runs once that slot is out: slot_sync).
+    bool pss_checked = false;
     bool pss_found = false;
+    int pss_ns = -1;         //!< the slot (0 or 10) whose PSS pss_checked reports
     int timing_step = 0;     //!< timing correction applied at this slot (samples)
-    float pss_metric = 0.0f; //!< PSS metric M in [0, 1] (slots 0/10)
+    float pss_metric = 0.0f; //!< PSS metric M in [0, 1] of that PSS
     bool nonfinite = false;  //!< the slot holds NaN/inf samples (passed on as they are)
     double sro_ppm = 0.0;    //!< sample-rate offset estimate (0 until a PSS is tracked)
     bool resampled = false;  //!< the slot was resampled to remove the sample-rate offset
@@ -296,6 +299,13 @@ struct slot_info {
  * slot_sync_params::sro_window); when its slope, the sample-rate offset, makes the
  * timing drift noticeably within a slot, the slots are resampled onto the
  * transmitter's clock (frac_interp) instead of cut at whole samples.
+ *
+ * The tracking search of a slot 0/10 runs after that slot is out: its window reaches
+ * track_window samples past the slot's end, and it is most of such a slot's work, so
+ * the slot would otherwise wait for the next slot's first samples and for the search.
+ * Its timing step, sample clock, slot count and lock decisions apply from the next slot
+ * on, which is emitted only after the search; its outcome is reported in that slot's
+ * slot_info (pss_checked, pss_ns).
  */
 class MIMODET_API slot_sync
 {
@@ -320,6 +330,9 @@ public:
     //! Input samples the synchroniser wants before it can make progress (>= 1).
     int64_t samples_wanted() const;
     bool locked() const { return d_locked; }
+    //! Tracking searches that found no PSS, so far (also those that dropped the lock,
+    //! which the next slot's slot_info does not report: that slot is the new lock's).
+    uint64_t pss_missed() const { return d_pss_missed_total; }
     double cfo() const;
     //! Sample-rate offset estimate in ppm (receiver samples per transmitted sample - 1);
     //! 0 until it is known (the first tracked PSS after the lock).
@@ -368,6 +381,10 @@ private:
     int clock_update(int64_t n, double t, double sigma);
     double clock_pos(int64_t n) const { return d_clk_a + d_clk_b * static_cast<double>(n); }
     int64_t slot_input_end() const; //!< input needed to emit the next slot (exclusive)
+    //! The pending PSS search: the input it needs (exclusive), and running it (it may drop
+    //! the lock).
+    int64_t pss_input_end() const;
+    void track_pss();
     void set_resampling();
 
     lte_numerology d_num;
@@ -402,6 +419,16 @@ private:
     int64_t d_start = 0; //!< absolute input index of the next slot
     int d_ns = 0;
     int64_t d_pss_done = -1; //!< slot start whose PSS was already checked at lock
+    //! A slot 0/10 that is out and whose PSS is still to be searched.
+    struct pss_search {
+        int64_t expected; //!< input position where its PSS should start
+        int64_t n_pss;    //!< output sample index of the PSS
+        int ns;           //!< the slot's number
+    };
+    std::optional<pss_search> d_pss_pending;
+    //! The finished search for the next slot's slot_info (pss_checked: one to report).
+    slot_info d_pss_report;
+    uint64_t d_pss_missed_total = 0;
     cd d_cfo_corr = 0.0;
     int d_cfo_slots = 0; //!< slots in d_cfo_corr since the lock
     float d_lock_metric = 0.0f;

@@ -556,7 +556,8 @@ TEST(lte_sync, slot_sync_keeps_timing_through_a_lost_pss)
 TEST(lte_sync, slot_sync_follows_a_timing_step)
 {
     // 3 extra samples inside slot 15 and 2 missing inside slot 33 (a clock glitch): the
-    // PSS of slots 20 and 40 (ns 0) moves the slot start; every slot stays slot_samples.
+    // PSS of slots 20 and 40 (ns 0) moves the start of the slot after it (the search runs
+    // once the PSS slot is out); every slot stays slot_samples.
     for (double bw : { 1.4, 5.0 }) {
         const auto num = lte_numerology::from_bandwidth(bw);
         const int slot = num.slot_samples();
@@ -569,12 +570,62 @@ TEST(lte_sync, slot_sync_follows_a_timing_step)
         const auto infos = run_sync(sync, sig, 2);
         ASSERT_GE(infos.size(), 48u);
         for (size_t i = 0; i < infos.size(); ++i) {
-            const int64_t shift = i < 20 ? 0 : i < 40 ? 3 : 1;
+            const int64_t shift = i < 21 ? 0 : i < 41 ? 3 : 1;
             EXPECT_EQ(infos[i].input_start, sig.start + static_cast<int64_t>(i) * slot + shift)
                 << bw << " MHz slot " << i;
-            EXPECT_EQ(infos[i].timing_step, i == 20 ? 3 : i == 40 ? -2 : 0) << i;
+            EXPECT_EQ(infos[i].timing_step, i == 21 ? 3 : i == 41 ? -2 : 0) << i;
+            // The search of slot 20's (40's) PSS is reported with slot 21 (41).
+            EXPECT_EQ(infos[i].pss_checked, i == 0 || (i > 1 && i % 10 == 1)) << i;
+            if (infos[i].pss_checked) {
+                EXPECT_TRUE(infos[i].pss_found) << i;
+                EXPECT_EQ(infos[i].pss_ns, i == 0 ? 0 : static_cast<int>((i - 1) % 20)) << i;
+            }
             EXPECT_EQ(infos[i].ns, static_cast<int>(i % 20));
         }
+    }
+}
+
+TEST(lte_sync, slot_0_10_goes_out_before_its_pss_search)
+{
+    // The input ends exactly at the end of slot 10: slot 10 must come out (its PSS
+    // search, whose window reaches cp_other samples further, waits for them), and slot
+    // 11 only after the search, reporting it.
+    for (double bw : { 1.4, 20.0 }) {
+        const auto num = lte_numerology::from_bandwidth(bw);
+        const int slot = num.slot_samples();
+        const auto sig = make_signal(bw, 1, 2, 42, 14, 0, 2000, 0.2, 25.0, 31);
+        slot_sync sync(num, 2, 42);
+        std::vector<std::vector<cf>> out(2, std::vector<cf>(slot));
+        std::vector<cf*> optr{ out[0].data(), out[1].data() };
+        auto push_to = [&](int64_t& pos, int64_t to) {
+            sync.push({ sig.rx[0].data() + pos, sig.rx[1].data() + pos },
+                      static_cast<int>(to - pos));
+            pos = to;
+        };
+        int64_t pos = 0;
+        push_to(pos, sig.start + 11 * static_cast<int64_t>(slot));
+        std::vector<slot_info> infos;
+        slot_info info;
+        while (sync.pop_slot(optr, info))
+            infos.push_back(info);
+        ASSERT_EQ(infos.size(), 11u) << bw << " MHz";
+        EXPECT_EQ(infos.back().ns, 10);
+        EXPECT_EQ(infos.back().input_start, sig.start + 10 * static_cast<int64_t>(slot));
+        EXPECT_FALSE(infos.back().pss_checked); // not searched yet
+        // The search needs cp_other + 1 more samples; the slot after it a whole slot.
+        EXPECT_EQ(sync.samples_wanted(), num.cp_other + 1) << bw << " MHz";
+        push_to(pos, pos + num.cp_other + 1);
+        EXPECT_FALSE(sync.pop_slot(optr, info)); // searched, slot 11 not complete
+        EXPECT_EQ(sync.samples_wanted(), slot - num.cp_other - 1);
+        push_to(pos, sig.start + 12 * static_cast<int64_t>(slot));
+        ASSERT_TRUE(sync.pop_slot(optr, info));
+        EXPECT_EQ(info.ns, 11);
+        EXPECT_EQ(info.input_start, sig.start + 11 * static_cast<int64_t>(slot));
+        EXPECT_TRUE(info.pss_checked);
+        EXPECT_TRUE(info.pss_found);
+        EXPECT_EQ(info.pss_ns, 10);
+        EXPECT_GT(info.pss_metric, 0.5f);
+        EXPECT_EQ(sync.pss_missed(), 0u);
     }
 }
 
@@ -996,9 +1047,10 @@ std::vector<double> symbol_delays(const lte_numerology& num,
 TEST(lte_sync, slot_sync_estimates_and_removes_a_sample_rate_offset)
 {
     // A receiver clock off by ppm: the synchroniser estimates the offset from the PSS
-    // drift and, from the first tracked PSS on (slot 10), resamples its output. Checked:
-    // every slot comes, in order, at its input position; the estimate; resampling from
-    // slot 10 where the drift matters (and never without an offset); the timing drift
+    // drift and, after the first tracked PSS (slot 10, searched once that slot is out),
+    // resamples its output. Checked: every slot comes, in order, at its input position;
+    // the estimate; resampling from slot 11 where the drift matters (and never without an
+    // offset); the timing drift
     // within the output slots (last symbol minus first, measured on the transmitted grid,
     // mean over the slots): ppm x 1e-6 x 6 symbols before the correction, ~0 after it.
     for (double bw : { 1.4, 5.0 })
@@ -1025,8 +1077,8 @@ TEST(lte_sync, slot_sync_estimates_and_removes_a_sample_rate_offset)
                 const auto tau = symbol_delays(num, out.data(), sig.grids[j]);
                 if (j == 0)
                     first = info.input_start;
-                if (j < 10) {
-                    // Whole-sample timing until the first tracked PSS.
+                if (j < 11) {
+                    // Whole-sample timing until the first tracked PSS is searched.
                     EXPECT_NEAR(first, 3000, 2) << msg;
                     EXPECT_EQ(info.input_start, first + j * S) << msg << ", slot " << j;
                     EXPECT_FALSE(info.resampled);

@@ -131,7 +131,7 @@ class qa_ofdm_demod(gr_unittest.TestCase):
             for a in range(n_rx):
                 Y = np.array(sinks[a].data()).reshape(-1, 7, num.n_sc)
                 ns = [pmt.to_long(t.value) for t in sinks[a].tags()]
-                self.assertEqual(ns, list(range(len(Y))))
+                self.assertEqual(ns, [i % 20 for i in range(len(Y))])
                 self.assertGreaterEqual(len(Y), n_slots - 1)
                 for i, y in enumerate(Y[:n_slots]):
                     x = grids[i, 0]
