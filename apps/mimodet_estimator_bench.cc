@@ -211,13 +211,13 @@ int main(int argc, char** argv)
         csv << "bandwidth_mhz,n_tx,n_rx,threads,first_pass_ms,mean_ms,p50_ms,p99_ms,"
                "slots_per_s,same_as_1_thread,p90_ms,period_us\n";
     }
-    std::printf("CPU threads: %u; SNR %.1f dB, %d distinct slots, %.1f s per row, %s\n",
+    std::printf("CPU threads: %u; SNR %.1f dB, %d distinct slots, %.1f s per row, "
+                "a call every %.0f us (0: back to back)\n",
                 std::thread::hardware_concurrency(),
                 o.snr_db,
                 o.slots,
                 o.seconds,
-                o.period_us > 0 ? ("a call every " + std::to_string(o.period_us) + " us").c_str()
-                                : "calls back to back");
+                o.period_us);
     std::printf("%-8s %-6s %7s %14s %9s %9s %9s %9s %10s %s\n",
                 "MHz", "config", "threads", "first pass ms", "mean ms", "p50 ms", "p90 ms",
                 "p99 ms", "slots/s", "H, noise_var vs 1 thread");

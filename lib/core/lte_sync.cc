@@ -986,8 +986,8 @@ void slot_sync::track_pss()
             if (++d_mismatch >= d_p.relabel_after) {
                 log(2, fmt("ofdm_sync: SSS says slot %d where the count says %d; "
                            "relabeling", sss.ns, p.ns));
-                d_ns = (sss.ns + (d_ns - p.ns) + lte_numerology::slots_per_frame) %
-                       lte_numerology::slots_per_frame;
+                // The search runs before the next slot goes out: d_ns is p.ns + 1.
+                d_ns = (sss.ns + 1) % lte_numerology::slots_per_frame;
                 d_mismatch = 0;
             }
         } else if (sss.confident) {
