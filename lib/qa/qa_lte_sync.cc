@@ -629,6 +629,33 @@ TEST(lte_sync, slot_0_10_goes_out_before_its_pss_search)
     }
 }
 
+TEST(lte_sync, slot_sync_relabels_after_two_contradicting_sss)
+{
+    // Half a frame (10 slots) cut out after slot 11: the slot boundaries stay, but from
+    // there on the count is 10 off. The PSS of received slots 20 and 30 carry the SSS of
+    // slot 10 and 0 where the count says 0 and 10; after the second, the slots are
+    // relabelled from the next one (received 31, transmitted 41: ns 1) on.
+    const auto num = lte_numerology::from_bandwidth(1.4);
+    const int slot = num.slot_samples();
+    auto sig = make_signal(1.4, 1, 2, 90, 60, 0, 2000, 0.2, 25.0, 41);
+    const int64_t cut = sig.start + 12 * static_cast<int64_t>(slot);
+    for (auto& x : sig.rx)
+        x.erase(x.begin() + cut, x.begin() + cut + 10 * static_cast<int64_t>(slot));
+    slot_sync sync(num, 2, 90);
+    int relabels = 0;
+    sync.set_logger([&](int level, const std::string& m) {
+        relabels += level == 2 && m.find("relabeling") != std::string::npos;
+    });
+    const auto infos = run_sync(sync, sig, 6);
+    ASSERT_GE(infos.size(), 45u);
+    for (size_t i = 0; i < infos.size(); ++i) {
+        EXPECT_EQ(infos[i].input_start, sig.start + static_cast<int64_t>(i) * slot) << i;
+        EXPECT_EQ(infos[i].ns, static_cast<int>((i <= 30 ? i : i + 10) % 20)) << i;
+    }
+    EXPECT_EQ(relabels, 1);
+    EXPECT_EQ(sync.pss_missed(), 0u);
+}
+
 TEST(lte_sync, slot_sync_survives_nonfinite_input)
 {
     // NaN/inf in slots 25..26: logged once, passed on, the CFO and timing are kept.
