@@ -18,9 +18,14 @@
 // channel_estimator block idles between slots in a real-time flowgraph (500: 2000
 // slots/s); the pool's workers then sleep between calls too, so their wake-up is timed.
 // The H and noise_var of every thread count are checked against one thread's, bit for bit.
+// --gpu 1 adds a row per configuration for the GPU version (backend cuda of the block:
+// cuda/channel_estimation_cuda.cu), checked against the first thread count's results
+// within float rounding (its largest relative difference in H is printed).
 
+#include "backend.h"
 #include "channel_estimation.h"
 #include "bench_cli.h"
+#include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <algorithm>
 #include <chrono>
@@ -53,6 +58,7 @@ struct options {
     int slots = 40;
     double seconds = 1;
     double period_us = 0; // 0: back to back
+    bool gpu = false;     // a row for the GPU version too
     std::string csv;
 };
 
@@ -69,6 +75,7 @@ void usage()
         "  --seconds S       timed per configuration and thread count (default 1)\n"
         "  --period-us P     start a call every P us, sleeping in between (default 0:\n"
         "                    back to back; 500 is a slot's time at 2000 slots/s)\n"
+        "  --gpu 0|1         also time the GPU version (default 0)\n"
         "  --csv FILE        also write the rows as CSV\n");
 }
 
@@ -102,6 +109,8 @@ options parse(int argc, char** argv)
             o.seconds = std::stod(v);
         else if (a == "--period-us")
             o.period_us = std::stod(v);
+        else if (a == "--gpu")
+            o.gpu = bench_cli::to_int(a, v) != 0;
         else if (a == "--csv")
             o.csv = v;
         else
@@ -209,7 +218,7 @@ int main(int argc, char** argv)
     if (!o.csv.empty()) {
         csv.open(o.csv);
         csv << "bandwidth_mhz,n_tx,n_rx,threads,first_pass_ms,mean_ms,p50_ms,p99_ms,"
-               "slots_per_s,same_as_1_thread,p90_ms,period_us\n";
+               "slots_per_s,same_as_1_thread,p90_ms,period_us,backend,max_rel_diff\n";
     }
     std::printf("CPU threads: %u; SNR %.1f dB, %d distinct slots, %.1f s per row, "
                 "a call every %.0f us (0: back to back)\n",
@@ -218,6 +227,10 @@ int main(int argc, char** argv)
                 o.slots,
                 o.seconds,
                 o.period_us);
+    if (o.gpu && cuda_device_count() == 0) {
+        std::fprintf(stderr, "mimodet_estimator_bench: --gpu 1 needs a CUDA device\n");
+        return 2;
+    }
     std::printf("%-8s %-6s %7s %14s %9s %9s %9s %9s %10s %s\n",
                 "MHz", "config", "threads", "first pass ms", "mean ms", "p50 ms", "p90 ms",
                 "p99 ms", "slots/s", "H, noise_var vs 1 thread");
@@ -227,14 +240,24 @@ int main(int argc, char** argv)
             const slot_set s = make_slots(num, c.first, c.second, o.slots, o.snr_db);
             std::vector<std::vector<cf>> H_first; // per slot, the first thread count's H
             std::vector<float> nv_first;
-            for (int threads : o.threads) {
-                core::channel_estimation est(num, c.first, c.second, 0, 4.7, threads);
+            // The thread counts, then (-1) the GPU version.
+            std::vector<int> rows = o.threads;
+            if (o.gpu)
+                rows.push_back(-1);
+            for (int threads : rows) {
+                const bool on_gpu = threads < 0;
+                core::channel_estimation est(num, c.first, c.second, 0, 4.7, on_gpu ? 1 : threads);
+                std::unique_ptr<core::gpu_channel_estimation> gpu;
+                if (on_gpu)
+                    gpu = core::make_cuda_channel_estimation(est);
                 std::vector<cf> H(est.h_size());
                 std::vector<const cf*> grids(c.second);
+                double max_rel = 0; // GPU row: largest |H - H_first| / max |H_first|
                 auto one = [&](size_t i) {
                     for (int r = 0; r < c.second; ++r)
                         grids[r] = s.y[i][r].data();
-                    return est.estimate(s.ns[i], grids.data(), H.data());
+                    return gpu ? gpu->estimate(s.ns[i], grids.data(), H.data())
+                               : est.estimate(s.ns[i], grids.data(), H.data());
                 };
                 // First pass: designs and caches the Wiener filters; also the check.
                 bool same = true;
@@ -244,6 +267,14 @@ int main(int argc, char** argv)
                     if (H_first.size() < s.ns.size()) {
                         H_first.push_back(H);
                         nv_first.push_back(nv);
+                    } else if (on_gpu) {
+                        float scale = 0;
+                        for (const cf& v : H_first[i])
+                            scale = std::max(scale, std::abs(v));
+                        for (size_t j = 0; j < H.size(); ++j)
+                            max_rel = std::max(
+                                max_rel, double(std::abs(H[j] - H_first[i][j])) / scale);
+                        same = same && std::abs(nv - nv_first[i]) <= 1e-6 * nv_first[i];
                     } else {
                         same = same &&
                                std::memcmp(H.data(), H_first[i].data(), H.size() * sizeof(cf)) ==
@@ -275,22 +306,31 @@ int main(int argc, char** argv)
                 for (double v : ms)
                     mean += v;
                 mean /= ms.size();
-                const char* check = threads == o.threads.front() ? "(reference)"
-                                    : same                       ? "identical"
-                                                                 : "DIFFERENT";
+                const bool reference = threads == o.threads.front();
+                char check[64];
+                if (on_gpu)
+                    std::snprintf(check, sizeof check, "GPU: H within %.1e, noise_var %s",
+                                  max_rel, same ? "within 1e-6" : "DIFFERENT");
+                else
+                    std::snprintf(check, sizeof check, "%s",
+                                  reference ? "(reference)" : same ? "identical" : "DIFFERENT");
                 const double p50 = percentile(ms, 0.5), p90 = percentile(ms, 0.9),
                              p99 = percentile(ms, 0.99);
-                std::printf("%-8.1f %dx%-4d %7d %14.3f %9.4f %9.4f %9.4f %9.4f %10.0f %s\n",
-                            mhz, c.first, c.second, threads, first_ms, mean, p50, p90, p99,
+                const std::string label = on_gpu ? "cuda" : std::to_string(threads);
+                std::printf("%-8.1f %dx%-4d %7s %14.3f %9.4f %9.4f %9.4f %9.4f %10.0f %s\n",
+                            mhz, c.first, c.second, label.c_str(), first_ms, mean, p50, p90, p99,
                             1e3 / mean, check);
                 std::fflush(stdout);
                 if (csv)
-                    csv << mhz << ',' << c.first << ',' << c.second << ',' << threads << ','
-                        << first_ms << ',' << mean << ',' << p50 << ',' << p99 << ','
-                        << 1e3 / mean << ','
-                        << (threads == o.threads.front() ? "reference" : same ? "yes" : "no")
-                        << ',' << p90 << ',' << o.period_us << '\n';
-                if (!same)
+                    csv << mhz << ',' << c.first << ',' << c.second << ','
+                        << (on_gpu ? 0 : threads) << ',' << first_ms << ',' << mean << ','
+                        << p50 << ',' << p99 << ',' << 1e3 / mean << ','
+                        << (reference ? "reference" : same ? "yes" : "no") << ',' << p90 << ','
+                        << o.period_us << ',' << (on_gpu ? "cuda" : "cpu") << ',' << max_rel
+                        << '\n';
+                // The GPU's H may differ by float rounding (1e-5; a neighbouring filter:
+                // up to 5e-2 of max |H|, see qa_gpu_channel_estimation).
+                if (!same || max_rel > 5e-2)
                     return 1;
             }
         }

@@ -115,6 +115,7 @@ struct options {
     int threads = 0;
     double deadline_us = 0; // psd only
     int est_threads = 0;
+    std::string est_backend = "auto"; // channel_estimator's backend (as --backend)
     int chunks = 1; // time domain: pieces per slot the source hands over
     int sorted_qr = -1;
     std::vector<int> psd_lvl, psd_exp;
@@ -152,6 +153,11 @@ void usage()
            "  --threads N        CPU detector threads (default 0: all cores)\n"
            "  --est-threads N    channel estimator threads (default 0: the block's "
            "default)\n"
+           "  --est-backend B    channel estimator backend: cpu, cuda or auto (default "
+           "auto:\n"
+           "                     the GPU where one exists; before 2026-11-23, seventh "
+           "session,\n"
+           "                     the estimator always ran on the CPU)\n"
            "  --chunks N         time domain: the source hands each slot over in N equal\n"
            "                     pieces (a radio delivers packets; default 1: whole "
            "slots);\n"
@@ -245,6 +251,11 @@ options parse(int argc, char** argv)
             o.chunks = static_cast<int>(to_int(a, next()));
         else if (a == "--est-threads")
             o.est_threads = static_cast<int>(to_int(a, next()));
+        else if (a == "--est-backend") {
+            o.est_backend = next();
+            if (o.est_backend != "cpu" && o.est_backend != "cuda" && o.est_backend != "auto")
+                throw std::invalid_argument("--est-backend must be cpu, cuda or auto");
+        }
         else if (a == "--deadline-us")
             o.deadline_us = to_double(a, next());
         else if (a == "--sorted-qr")
@@ -999,6 +1010,7 @@ struct run_result {
     int64_t first_k = -1;
     std::vector<busy_entry> busy;
     std::string bottleneck;
+    std::string est_backend; //!< the channel estimator's backend as running
     std::string error;
 };
 
@@ -1090,7 +1102,9 @@ run_result run_one(const options& o,
     auto tb = gr::make_top_block("mimodet_flowgraph_bench");
     auto src = std::make_shared<slot_replay>(
         tx.rx, tx.n_slots, tx.items_per_slot, tx.vlen, rate, freq ? 1 : o.chunks, st);
-    auto est = channel_estimator::make(o.bandwidth, nt, nr, o.cell_id, o.est_threads);
+    auto est = channel_estimator::make(
+        o.bandwidth, nt, nr, o.cell_id, o.est_threads, o.est_backend);
+    res.est_backend = est->backend();
     auto meter =
         std::make_shared<slot_meter>(soft, items, tx.bits, tx.slot_start, tx.n_slots, st);
     ofdm_sync::sptr sync;
@@ -1307,7 +1321,7 @@ int main(int argc, char** argv)
                "latency_p50_ms,latency_p99_ms,latency_max_ms,ber,bad_slots,est_bad_slots,"
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
-               "slots,chunks,steal_pct,cpus,error\n";
+               "slots,chunks,steal_pct,cpus,est_backend,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1412,7 +1426,7 @@ int main(int argc, char** argv)
                                         r.error.c_str());
                                     ++failures;
                                 } else {
-                                    std::string busy;
+                                    std::string busy = " est:" + r.est_backend;
                                     char buf[64];
                                     for (const auto& b : r.busy) {
                                         std::snprintf(buf,
@@ -1493,8 +1507,8 @@ int main(int argc, char** argv)
                                         << (alg == "psd" ? o.deadline_us : 0.0) << ','
                                         << r.truncated << ','
                                         << (dom == "time" ? o.chunks : 1) << ','
-                                        << r.steal_pct << ',' << r.cpus << ',' << err
-                                        << '\n';
+                                        << r.steal_pct << ',' << r.cpus << ','
+                                        << r.est_backend << ',' << err << '\n';
                                     csv.flush();
                                 }
                             }

@@ -54,20 +54,33 @@ int resolved_threads(int threads, int n_tx, int n_rx)
     const int hw = static_cast<int>(std::thread::hardware_concurrency());
     return std::max(1, std::min({ hw > 0 ? hw : 1, n_tx * n_rx, k_default_max_threads }));
 }
+
+const std::string& checked_backend(const std::string& backend)
+{
+    if (backend != "cpu" && backend != "cuda" && backend != "auto")
+        throw std::invalid_argument("mimodet: channel_estimator: unknown backend '" +
+                                    backend + "' (expected cpu, cuda or auto)");
+    return backend;
+}
 } // namespace
 
-channel_estimator::sptr
-channel_estimator::make(double bandwidth_mhz, int n_tx, int n_rx, int cell_id, int threads)
+channel_estimator::sptr channel_estimator::make(double bandwidth_mhz,
+                                                int n_tx,
+                                                int n_rx,
+                                                int cell_id,
+                                                int threads,
+                                                const std::string& backend)
 {
     return gnuradio::make_block_sptr<channel_estimator_impl>(
-        bandwidth_mhz, n_tx, n_rx, cell_id, threads);
+        bandwidth_mhz, n_tx, n_rx, cell_id, threads, backend);
 }
 
 channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
                                                int n_tx,
                                                int n_rx,
                                                int cell_id,
-                                               int threads)
+                                               int threads,
+                                               const std::string& backend)
     : gr::sync_block(
           "channel_estimator",
           gr::io_signature::make(checked_n_rx(n_rx),
@@ -89,6 +102,16 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
       d_grids(n_rx)
 {
     set_tag_propagation_policy(TPP_DONT);
+    if (checked_backend(backend) != "cpu") {
+        d_gpu = core::make_cuda_channel_estimation(d_est);
+        if (!d_gpu && backend == "cuda")
+            throw std::runtime_error(
+                "mimodet: channel_estimator: backend 'cuda' requested but no CUDA device "
+                "is available" +
+                std::string(core::cuda_built() ? "" : " (built without CUDA)"));
+        if (!d_gpu)
+            d_logger->info("backend 'auto': no CUDA device found, using the CPU");
+    }
     d_timeline = core::call_timeline::make("estimator", { "t0_ns", "work_ns", "slots" });
 }
 
@@ -137,7 +160,8 @@ int channel_estimator_impl::work(int noutput_items,
         for (int r = 0; r < n_rx; ++r)
             d_grids[r] = static_cast<const gr_complex*>(input_items[r]) + i * grid_len;
         gr_complex* h = H + i * d_est.h_size();
-        nv[i] = d_est.estimate(ns, d_grids.data(), h);
+        nv[i] = d_gpu ? d_gpu->estimate(ns, d_grids.data(), h)
+                      : d_est.estimate(ns, d_grids.data(), h);
         if (!std::isfinite(nv[i])) {
             if (d_bad == 0 || d_bad % 1000 == 0)
                 d_logger->error("slot {} (item {}): unusable input (non-finite or all-zero "

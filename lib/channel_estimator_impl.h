@@ -8,6 +8,7 @@
 #ifndef INCLUDED_MIMODET_CHANNEL_ESTIMATOR_IMPL_H
 #define INCLUDED_MIMODET_CHANNEL_ESTIMATOR_IMPL_H
 
+#include "core/backend.h"
 #include "core/call_timeline.h"
 #include "core/channel_estimation.h"
 #include <atomic>
@@ -21,10 +22,16 @@ namespace mimodet {
 class channel_estimator_impl : public channel_estimator
 {
 public:
-    channel_estimator_impl(double bandwidth_mhz, int n_tx, int n_rx, int cell_id, int threads);
+    channel_estimator_impl(double bandwidth_mhz,
+                           int n_tx,
+                           int n_rx,
+                           int cell_id,
+                           int threads,
+                           const std::string& backend);
 
     int n_sc() const override { return d_est.n_sc(); }
     int threads() const override { return d_est.threads(); }
+    std::string backend() const override { return d_gpu ? "cuda" : "cpu"; }
     uint64_t slots_processed() const override { return d_slots.load(); }
     uint64_t bad_slots() const override { return d_bad.load(); }
     uint64_t untagged_slots() const override { return d_untagged.load(); }
@@ -35,6 +42,8 @@ public:
 
 private:
     core::channel_estimation d_est;
+    //! The GPU version (backend cuda), built on d_est's tables.
+    std::unique_ptr<core::gpu_channel_estimation> d_gpu;
     const pmt::pmt_t d_slot_key;
     int d_next_ns = 0;
     // Read by other threads (GUI probes, tests) while work() runs.

@@ -12,7 +12,9 @@
 #define INCLUDED_MIMODET_CORE_BACKEND_H
 
 #include <gnuradio/mimodet/detector.h>
+#include <complex>
 #include <cstddef>
+#include <memory>
 
 namespace gr {
 namespace mimodet {
@@ -29,6 +31,27 @@ detector::sptr make_cuda_detector(const detector_config& cfg);
 //! ordinary memory. Throws std::bad_alloc when none can be had.
 void* host_alloc(size_t bytes);
 void host_free(void* p);
+
+class channel_estimation;
+
+//! Channel estimation on the GPU (cuda/channel_estimation_cuda.cu): channel_estimation's
+//! method and tables, with the results of channel_estimation::estimate() up to float
+//! rounding (the pilot statistics are summed in another order, and the phase rotations
+//! use the GPU's sinf / cosf).
+class gpu_channel_estimation
+{
+public:
+    virtual ~gpu_channel_estimation() = default;
+    //! As channel_estimation::estimate(); not reentrant (one call at a time).
+    virtual float
+    estimate(int ns, const std::complex<float>* const* grids, std::complex<float>* H) = 0;
+};
+
+//! A GPU estimator with cpu's configuration (cpu must outlive it: its tables, filter
+//! cache and, for unusable slots, its estimate() are used), or nullptr when the library
+//! has no CUDA backend or no device exists.
+std::unique_ptr<gpu_channel_estimation>
+make_cuda_channel_estimation(const channel_estimation& cpu);
 
 } // namespace core
 } // namespace mimodet

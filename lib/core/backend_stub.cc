@@ -27,6 +27,10 @@ void* host_alloc(size_t bytes)
     return p;
 }
 void host_free(void* p) { std::free(p); }
+std::unique_ptr<gpu_channel_estimation> make_cuda_channel_estimation(const channel_estimation&)
+{
+    return nullptr;
+}
 } // namespace core
 
 } // namespace mimodet

@@ -32,10 +32,9 @@ const int kLags[] = { 6, 12, 24, 48, 96 }; // lags of the spread fit (subcarrier
 constexpr size_t kParallelPilotValues = 3000; // pilots x n_rx of a slot from which the
                                              // per-port phase runs on the threads
 constexpr int kNumLags = sizeof(kLags) / sizeof(kLags[0]);
+static_assert(kNumLags == channel_estimation::k_lags, "the GPU version sizes its sums by k_lags");
 
-// Physical frequency of subcarrier k in subcarrier spacings (the DC subcarrier is not
-// part of the grid: k = n_sc / 2 is one above DC, k = n_sc / 2 - 1 one below).
-double pos(int k, int n_sc) { return k < n_sc / 2 ? k : k + 1; }
+double pos(int k, int n_sc) { return channel_estimation::subcarrier_position(k, n_sc); }
 
 double b_of_idx(int i) { return kBMin * std::pow(kBStep, i); }
 
@@ -530,6 +529,54 @@ void wiener_dispatch(int n_rx, const wiener_input& in, int k0, int k1, std::comp
 }
 } // namespace
 
+double channel_estimation::noise_variance(const double* sum,
+                                          const size_t* count,
+                                          double power,
+                                          size_t n_power)
+{
+    double nv = std::numeric_limits<double>::infinity();
+    for (int d = 2; d <= 3; ++d)
+        if (count[d] > 0)
+            nv = std::min(nv, sum[d] / count[d]);
+    if (!(std::isfinite(power) && std::isfinite(nv)))
+        return std::numeric_limits<double>::quiet_NaN();
+    const double floor = 1e-6 * (n_power ? power / n_power : 0.0);
+    nv = std::max(nv, floor);
+    return nv > 0.0 ? nv : std::numeric_limits<double>::quiet_NaN();
+}
+
+void channel_estimation::model_indices(double pw,
+                                       size_t n_pw,
+                                       const double* sum_lag,
+                                       const size_t* count_lag,
+                                       double nv,
+                                       int& b_idx,
+                                       int& snr_idx) const
+{
+    // Spread: the measured correlation at growing lags, two-sided exponential fit.
+    const double P = std::max(pw / n_pw - nv, 1e-3 * nv);
+    const double b_max = d_max_delay_s / 4.0;
+    double b = b_max;
+    for (int li = 0; li < kNumLags; ++li) {
+        const int L = kLags[li];
+        const double sL = sum_lag[li];
+        const size_t cL = count_lag[li];
+        if (cL < 8)
+            break;
+        const double rho = sL / (cL * P);
+        if (rho < 0.3)
+            break;
+        b = rho >= 1.0 ? 0.0 : std::sqrt(1.0 / rho - 1.0) / (2.0 * kPi * kSubcarrierHz * L);
+    }
+    // Safety margin: the fit sees the core of the profile; long profiles (EVA, ETU) have
+    // sparse late taps it under-weights, so their b is widened up to 2x.
+    b = std::min(std::max((1.0 + std::min(1.0, b / kBRef)) * b, kBMin), b_max);
+    b_idx = static_cast<int>(std::ceil(std::log(b / kBMin) / std::log(kBStep) - 1e-9));
+    const double snr_db = 10.0 * std::log10(P / nv);
+    snr_idx = std::max(
+        -10, std::min(40, static_cast<int>(std::lround(snr_db / kSnrStepDb))));
+}
+
 float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
 {
     if (ns < 0 || ns >= lte_numerology::slots_per_frame)
@@ -586,16 +633,8 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
             n_power += ports[t].k.size();
             s1 += d_pair_delay[pair];
         }
-    double nv = std::numeric_limits<double>::infinity();
-    for (int d = 2; d <= 3; ++d)
-        if (count[d] > 0)
-            nv = std::min(nv, sum[d] / count[d]);
-    bool ok = std::isfinite(power) && std::isfinite(nv);
-    if (ok) {
-        const double floor = 1e-6 * (n_power ? power / n_power : 0.0);
-        nv = std::max(nv, floor);
-        ok = nv > 0.0;
-    }
+    const double nv = noise_variance(sum, count, power, n_power);
+    const bool ok = !std::isnan(nv);
     if (!ok) {
         // Unusable slot: plain interpolation (propagates NaN / zeros), NaN noise.
         for (int t = 0; t < d_n_tx; ++t)
@@ -682,28 +721,8 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
             count_lag[li] += ports[t].lag_pairs[li].size() * d_n_rx;
         }
     }
-    // Spread: the measured correlation at growing lags, two-sided exponential fit.
-    const double P = std::max(pw / n_pw - nv, 1e-3 * nv);
-    const double b_max = d_max_delay_s / 4.0;
-    double b = b_max;
-    for (int li = 0; li < kNumLags; ++li) {
-        const int L = kLags[li];
-        const double sL = sum_lag[li];
-        const size_t cL = count_lag[li];
-        if (cL < 8)
-            break;
-        const double rho = sL / (cL * P);
-        if (rho < 0.3)
-            break;
-        b = rho >= 1.0 ? 0.0 : std::sqrt(1.0 / rho - 1.0) / (2.0 * kPi * kSubcarrierHz * L);
-    }
-    // Safety margin: the fit sees the core of the profile; long profiles (EVA, ETU) have
-    // sparse late taps it under-weights, so their b is widened up to 2x.
-    b = std::min(std::max((1.0 + std::min(1.0, b / kBRef)) * b, kBMin), b_max);
-    const int b_idx = static_cast<int>(std::ceil(std::log(b / kBMin) / std::log(kBStep) - 1e-9));
-    const double snr_db = 10.0 * std::log10(P / nv);
-    const int snr_idx = std::max(
-        -10, std::min(40, static_cast<int>(std::lround(snr_db / kSnrStepDb))));
+    int b_idx = 0, snr_idx = 0;
+    model_indices(pw, n_pw, sum_lag, count_lag, nv, b_idx, snr_idx);
 
     // 4. Wiener smoothing / interpolation, then the mean-delay phase back; blocks of
     // subcarriers in parallel, all pairs of a subcarrier together (contiguous in H).

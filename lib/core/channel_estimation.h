@@ -29,6 +29,8 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
+class channel_estimation_cuda; // cuda/channel_estimation_cuda.cu: the same method on the GPU
+
 /*!
  * \brief Least-squares CRS channel estimation with linear frequency interpolation and a
  * pilot-residual noise estimate, one H per subcarrier and slot.
@@ -156,7 +158,38 @@ public:
      */
     static void difference_energy(const cf* h, size_t n, int order, double& sum, size_t& count);
 
+    //! Physical frequency of subcarrier k in subcarrier spacings: the DC subcarrier is
+    //! not part of the grid (k = n_sc / 2 is one above DC, n_sc / 2 - 1 one below).
+    static double subcarrier_position(int k, int n_sc) { return k < n_sc / 2 ? k : k + 1; }
+    //! Number of lags of the spread fit (6, 12, 24, 48, 96 subcarriers).
+    static constexpr int k_lags = 5;
+
 private:
+    // The GPU version reads the pilot tables, shares the filter cache and the model's
+    // decisions below, and falls back to estimate() for unusable slots.
+    friend class channel_estimation_cuda;
+
+    /*!
+     * The slot's noise variance from the ports 0/1 pairs' sums (difference energies of
+     * orders 2 and 3 in sum[2..3] / count[2..3], the pilot power over n_power pilots),
+     * floored at a 60 dB SNR; NaN when the slot is unusable (non-finite or zero).
+     */
+    static double noise_variance(const double* sum,
+                                 const size_t* count,
+                                 double power,
+                                 size_t n_power);
+    /*!
+     * The Wiener filter's grid indices (spread b, SNR) from the derotated pilots' power
+     * pw over n_pw values and the spread fit's lag sums (count_lag terms each).
+     */
+    void model_indices(double pw,
+                       size_t n_pw,
+                       const double* sum_lag,
+                       const size_t* count_lag,
+                       double nv,
+                       int& b_idx,
+                       int& snr_idx) const;
+
     /*!
      * Persistent workers: run(n, f) calls f(0..n-1) on the caller and the workers and
      * returns when all calls are done. Idle workers sleep on a condition variable. (They

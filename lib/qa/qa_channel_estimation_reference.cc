@@ -11,7 +11,9 @@
 // bad input. Also the block's threads parameter.
 
 #include "channel_estimation.h"
+#include "qa_estimation_slots.h"
 #include <gnuradio/mimodet/channel_estimator.h>
+#include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gtest/gtest.h>
 #include <algorithm>
@@ -372,75 +374,8 @@ float ref_estimation::estimate(int ns, const cf* const* grids, cf* H) const
 
 namespace {
 
-struct test_slot {
-    int ns;
-    std::vector<std::vector<cf>> y; // [r][7 * n_sc]
-};
-
-//! Random slots: a channel with a random delay profile (up to taps spread over
-//! max_ns) per slot, CRS and QPSK data on every port, AWGN at snr_db (per slot: uniform
-//! in [snr_db, snr_db + snr_spread]); snr_db = inf: no noise.
-std::vector<test_slot> make_slots(const lte_numerology& num,
-                                  int n_tx,
-                                  int n_rx,
-                                  int cell_id,
-                                  int n_slots,
-                                  double snr_db,
-                                  double snr_spread,
-                                  double max_ns,
-                                  unsigned seed)
-{
-    lte_grid grid(num, n_tx, cell_id);
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> g(0.0, std::sqrt(0.5));
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    const int n_sc = num.n_sc;
-    std::vector<test_slot> out;
-    for (int s = 0; s < n_slots; ++s) {
-        const int ns = s % 20;
-        const double snr = snr_db + snr_spread * u(rng);
-        const double nv = std::isinf(snr) ? 0.0 : n_tx * std::pow(10.0, -snr / 10);
-        std::vector<std::complex<double>> H(static_cast<size_t>(n_sc) * n_rx * n_tx);
-        const int taps = 1 + static_cast<int>(u(rng) * 6);
-        std::vector<double> delay(taps);
-        for (auto& d : delay)
-            d = u(rng) * max_ns * 1e-9;
-        for (int r = 0; r < n_rx; ++r)
-            for (int t = 0; t < n_tx; ++t) {
-                std::vector<std::complex<double>> a(taps);
-                for (auto& v : a)
-                    v = std::complex<double>(g(rng), g(rng)) / std::sqrt(double(taps));
-                for (int k = 0; k < n_sc; ++k) {
-                    const double f = 15e3 * (k < n_sc / 2 ? k - n_sc / 2 : k - n_sc / 2 + 1);
-                    std::complex<double> h = 0;
-                    for (int i = 0; i < taps; ++i)
-                        h += a[i] * std::polar(1.0, -2 * M_PI * f * delay[i]);
-                    H[(static_cast<size_t>(k) * n_rx + r) * n_tx + t] = h;
-                }
-            }
-        std::vector<std::vector<cf>> x(n_tx, std::vector<cf>(7 * n_sc, cf(0, 0)));
-        const float q = static_cast<float>(std::sqrt(0.5));
-        for (int t = 0; t < n_tx; ++t) {
-            for (int re : grid.data_elements(ns))
-                x[t][re] = cf(u(rng) < 0.5 ? q : -q, u(rng) < 0.5 ? q : -q);
-            for (int re : grid.crs_elements(ns, t))
-                x[t][re] = grid.crs_value(ns, t, re / n_sc, re % n_sc);
-        }
-        test_slot ts{ ns, std::vector<std::vector<cf>>(n_rx, std::vector<cf>(7 * n_sc)) };
-        const double sd = std::sqrt(nv);
-        for (int r = 0; r < n_rx; ++r)
-            for (int l = 0; l < 7; ++l)
-                for (int k = 0; k < n_sc; ++k) {
-                    std::complex<double> v(sd * g(rng), sd * g(rng));
-                    for (int t = 0; t < n_tx; ++t)
-                        v += H[(static_cast<size_t>(k) * n_rx + r) * n_tx + t] *
-                             std::complex<double>(x[t][l * n_sc + k]);
-                    ts.y[r][l * n_sc + k] = cf(v);
-                }
-        out.push_back(std::move(ts));
-    }
-    return out;
-}
+using qa::make_slots;
+using qa::test_slot;
 
 //! Runs the reference and the new estimator (at each thread count) over the slots and
 //! compares: H within float rounding of the reference (same operations in the same
@@ -574,4 +509,20 @@ TEST(channel_estimation_reference, threads_parameter)
     EXPECT_EQ(channel_estimator::make(1.4, 2, 2, 0)->threads(), std::min(hw, 4));
     EXPECT_EQ(channel_estimator::make(20, 4, 8, 0)->threads(), std::min(hw, 4));
     EXPECT_EQ(channel_estimator::make(20, 1, 2, 0)->threads(), std::min(hw, 2));
+}
+
+TEST(channel_estimation_reference, backend_parameter)
+{
+    EXPECT_THROW(channel_estimator::make(1.4, 2, 2, 0, 0, "gpu"), std::invalid_argument);
+    EXPECT_THROW(channel_estimator::make(1.4, 2, 2, 0, 0, ""), std::invalid_argument);
+    EXPECT_EQ(channel_estimator::make(1.4, 2, 2, 0)->backend(), "cpu");
+    EXPECT_EQ(channel_estimator::make(1.4, 2, 2, 0, 0, "cpu")->backend(), "cpu");
+    if (cuda_device_count() == 0) {
+        // Without a device: cuda is refused at construction, auto falls back to the CPU.
+        EXPECT_THROW(channel_estimator::make(1.4, 2, 2, 0, 0, "cuda"), std::runtime_error);
+        EXPECT_EQ(channel_estimator::make(1.4, 2, 2, 0, 0, "auto")->backend(), "cpu");
+    } else {
+        EXPECT_EQ(channel_estimator::make(1.4, 2, 2, 0, 0, "cuda")->backend(), "cuda");
+        EXPECT_EQ(channel_estimator::make(1.4, 2, 2, 0, 0, "auto")->backend(), "cuda");
+    }
 }

@@ -165,6 +165,19 @@ class qa_channel_estimator(gr_unittest.TestCase):
             with self.assertRaises(ValueError):
                 mimodet.channel_estimator(*args)
 
+    def test_006_backend(self):
+        self.assertEqual(mimodet.channel_estimator(5, 2, 2, 0).backend(), "cpu")
+        self.assertEqual(mimodet.channel_estimator(5, 2, 2, 0, 0, "cpu").backend(), "cpu")
+        with self.assertRaises(ValueError):
+            mimodet.channel_estimator(5, 2, 2, 0, 0, "gpu")
+        if mimodet.cuda_device_count() == 0:
+            # Without a device: cuda is refused at construction, auto runs on the CPU.
+            with self.assertRaises(RuntimeError):
+                mimodet.channel_estimator(5, 2, 2, 0, backend="cuda")
+            self.assertEqual(mimodet.channel_estimator(5, 2, 2, 0, backend="auto").backend(), "cpu")
+        else:
+            self.assertEqual(mimodet.channel_estimator(5, 2, 2, 0, backend="cuda").backend(), "cuda")
+
 
 if __name__ == "__main__":
     gr_unittest.run(qa_channel_estimator)

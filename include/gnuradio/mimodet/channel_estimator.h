@@ -11,6 +11,7 @@
 #include <gnuradio/mimodet/api.h>
 #include <gnuradio/sync_block.h>
 #include <cstdint>
+#include <string>
 
 namespace gr {
 namespace mimodet {
@@ -47,6 +48,13 @@ namespace mimodet {
  * results do not depend on the number of threads (bit for bit). Measured times per slot:
  * docs/PERFORMANCE.md, "Channel estimator speed-up".
  *
+ * Backend "cuda" runs the same method on the GPU (cuda/channel_estimation_cuda.cu): the
+ * LS, the pilot statistics and the Wiener step are kernels, the model's decisions (noise
+ * variance, filter choice and design) stay on the CPU. Its H and noise_var agree with the
+ * CPU's up to float rounding (sums over pilots in another order, the GPU's sin/cos);
+ * unusable slots take the CPU path. It frees the CPU threads of the pool for the rest of
+ * the flowgraph (docs/PERFORMANCE.md, "Channel estimation on the GPU").
+ *
  * Slots: ns is read from the "slot" tag of input 0; an item without a tag gets the
  * previous slot + 1 (mod 20), starting at 0. Non-finite or all-zero input gives a NaN
  * noise_var (the detector block flags such slots), logged and counted in bad_slots().
@@ -63,11 +71,22 @@ public:
      * \param cell_id physical cell id 0..503 (CRS positions and values).
      * \param threads threads that estimate one slot together, 0..256; 0 (default):
      * min(hardware threads, n_rx * n_tx, 4). 1 runs in the scheduler's thread alone.
+     * With backend cuda they design new Wiener filters only (and estimate unusable
+     * slots).
+     * \param backend "cpu" (default), "cuda" (std::runtime_error where no CUDA device
+     * exists) or "auto" (cuda where a device exists, else cpu).
      *
      * Throws std::invalid_argument for any other value.
      */
-    static sptr
-    make(double bandwidth_mhz, int n_tx, int n_rx, int cell_id, int threads = 0);
+    static sptr make(double bandwidth_mhz,
+                     int n_tx,
+                     int n_rx,
+                     int cell_id,
+                     int threads = 0,
+                     const std::string& backend = "cpu");
+
+    //! "cpu" or "cuda": the backend actually running.
+    virtual std::string backend() const = 0;
 
     //! Threads that estimate one slot (threads as resolved by make()).
     virtual int threads() const = 0;

@@ -30,10 +30,16 @@ void bind_channel_estimator(py::module& m)
              py::arg("n_rx"),
              py::arg("cell_id") = 0,
              py::arg("threads") = 0,
+             py::arg("backend") = "cpu",
              "bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}, n_tx in {1, 2, 4} (ports whose CRS "
              "are estimated), n_rx 1..8 (grid inputs), cell_id 0..503, threads 0..256 "
              "(threads that estimate one slot together; 0: min(CPU threads, n_rx*n_tx, 4); the "
-             "results do not depend on it); ValueError otherwise.")
+             "results do not depend on it), backend 'cpu', 'cuda' (the same method on the "
+             "GPU, results equal up to float rounding; RuntimeError without a CUDA device) "
+             "or 'auto' (cuda where a device exists); ValueError otherwise.")
+        .def("backend",
+             &channel_estimator::backend,
+             "'cpu' or 'cuda': the backend actually running.")
         .def("n_sc", &channel_estimator::n_sc, "Used subcarriers n_sc (12 per RB).")
         .def("threads",
              &channel_estimator::threads,

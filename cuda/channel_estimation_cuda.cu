@@ -1,0 +1,574 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Channel estimation on the GPU: the method of lib/core/channel_estimation.cc with its
+// tables, filter cache and model decisions (noise_variance(), model_indices(), filter()),
+// so that the algorithm stays in one place. Per slot, on one stream:
+//   host: copy the grids' OFDM symbols that hold CRS into page-locked memory (whole rows:
+//     sequential, where a gather of the CRS elements alone took 50 us on the H100 host);
+//   ls_kernel (a block per antenna pair): LS at the pilots; for ports 0/1 the pair's
+//     difference energies, pilot power and adjacent-pilot correlation;
+//   port_kernel (a block per port): the mean-delay phase, the derotated pilots (also in
+//     the Wiener step's layout), their power and the spread fit's lag sums;
+//   copy the sums back and wait; host: noise variance, filter indices, weights (uploaded
+//     once per cached filter);
+//   wiener_kernel (a thread per H element): the filter, then the phase back; copy H back.
+// Every product and sum of a single value is the CPU's (IEEE single or double, rounded
+// as the CPU rounds it: no fused multiply-add); the sums over pilots are block
+// reductions, whose order differs from the CPU's, and the phases use the GPU's sinf,
+// cosf and atan2. So H and the noise variance agree with the CPU up to float rounding,
+// except where a slot's model lies on the edge of a filter grid cell.
+
+#include "../lib/core/backend.h"
+#include "../lib/core/call_timeline.h"
+#include "../lib/core/channel_estimation.h"
+#include "cuda_check.h"
+#include "cuda_memory.h"
+#include <cub/block/block_reduce.cuh>
+#include <cuda_runtime.h>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+namespace {
+constexpr int kThreads = 256;
+constexpr int kLags = channel_estimation::k_lags;
+constexpr int kMaxPorts = 4;
+constexpr int kPairSums = 5;            // order-2 and order-3 energies, power, corr re, im
+constexpr int kPortSums = 1 + kLags;    // derotated power, lag sums
+
+//! One port of one slot: offsets into the shared tables.
+struct port_table {
+    int P;         //!< pilot subcarriers
+    int E;         //!< CRS elements
+    int first_off; //!< into first[] (P + 1 entries: each pilot's first element)
+    int off;       //!< into nrm[] and pos[] (P entries)
+    int eoff;      //!< into inv[] and row_re[] (E entries)
+    int delay_off, n_delay;
+    int lag_off[kLags], n_lag[kLags];
+};
+
+//! Sums of N doubles, reduced together.
+template <int N>
+struct dsums {
+    double v[N];
+};
+template <int N>
+struct dsums_add {
+    __device__ dsums<N> operator()(const dsums<N>& a, const dsums<N>& b) const
+    {
+        dsums<N> c;
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+            c.v[i] = __dadd_rn(a.v[i], b.v[i]);
+        return c;
+    }
+};
+
+__device__ inline float2 cmul(float2 a, float2 b)
+{
+    return make_float2(__fsub_rn(__fmul_rn(a.x, b.x), __fmul_rn(a.y, b.y)),
+                       __fadd_rn(__fmul_rn(a.x, b.y), __fmul_rn(a.y, b.x)));
+}
+// std::norm of a complex<float>: computed in float.
+__device__ inline float cnorm(float2 a)
+{
+    return __fadd_rn(__fmul_rn(a.x, a.x), __fmul_rn(a.y, a.y));
+}
+// std::polar(1.0f, float(theta * pos)).
+__device__ inline float2 phasor(double theta, double pos)
+{
+    float s, c;
+    sincosf(__double2float_rn(__dmul_rn(theta, pos)), &s, &c);
+    return make_float2(c, s);
+}
+
+// One block per (t, r) pair.
+__global__ void __launch_bounds__(kThreads) ls_kernel(const port_table* __restrict__ ports,
+                                                      int n_rx,
+                                                      int noise_ports,
+                                                      const int* __restrict__ first,
+                                                      const float* __restrict__ nrm,
+                                                      const float2* __restrict__ inv,
+                                                      const int* __restrict__ row_re,
+                                                      int rows_len,
+                                                      const int* __restrict__ delay,
+                                                      const float2* __restrict__ y,
+                                                      float2* __restrict__ ls,
+                                                      int Pm,
+                                                      double* __restrict__ pair_sums)
+{
+    const int pair = blockIdx.x, t = pair / n_rx, r = pair % n_rx;
+    const port_table p = ports[t];
+    const float2* yr = y + static_cast<size_t>(r) * rows_len; // antenna r's CRS rows
+    float2* v = ls + static_cast<size_t>(pair) * Pm;
+    for (int i = threadIdx.x; i < p.P; i += blockDim.x) {
+        float2 acc = make_float2(0.0f, 0.0f);
+        const int e1 = first[p.first_off + i + 1];
+        for (int e = first[p.first_off + i]; e < e1; ++e) {
+            const float2 m = cmul(yr[row_re[p.eoff + e]], inv[p.eoff + e]);
+            acc = make_float2(__fadd_rn(acc.x, m.x), __fadd_rn(acc.y, m.y));
+        }
+        const float n = nrm[p.off + i];
+        v[i] = make_float2(__fdiv_rn(acc.x, n), __fdiv_rn(acc.y, n));
+    }
+    if (t >= noise_ports)
+        return; // the whole block
+    __syncthreads();
+    dsums<kPairSums> s = {};
+    for (int i = threadIdx.x; i < p.P; i += blockDim.x) {
+        s.v[2] = __dadd_rn(s.v[2], static_cast<double>(cnorm(v[i])));
+        // Difference energies (channel_estimation::difference_energy): e = sum_j c_j h_(i+j)
+        // in complex double, in the order j = 0..d, then |e|^2 / gain.
+        if (i + 2 < p.P) {
+            double er = 0.0, ei = 0.0;
+            const double c2[3] = { 1.0, -2.0, 1.0 };
+            for (int j = 0; j < 3; ++j) {
+                er = __dadd_rn(er, __dmul_rn(c2[j], static_cast<double>(v[i + j].x)));
+                ei = __dadd_rn(ei, __dmul_rn(c2[j], static_cast<double>(v[i + j].y)));
+            }
+            s.v[0] = __dadd_rn(s.v[0],
+                               __ddiv_rn(__dadd_rn(__dmul_rn(er, er), __dmul_rn(ei, ei)), 6.0));
+        }
+        if (i + 3 < p.P) {
+            double er = 0.0, ei = 0.0;
+            const double c3[4] = { 1.0, -3.0, 3.0, -1.0 };
+            for (int j = 0; j < 4; ++j) {
+                er = __dadd_rn(er, __dmul_rn(c3[j], static_cast<double>(v[i + j].x)));
+                ei = __dadd_rn(ei, __dmul_rn(c3[j], static_cast<double>(v[i + j].y)));
+            }
+            s.v[1] = __dadd_rn(s.v[1],
+                               __ddiv_rn(__dadd_rn(__dmul_rn(er, er), __dmul_rn(ei, ei)), 20.0));
+        }
+    }
+    // Adjacent-pilot correlation conj(v_i) v_(i+1) (the mean delay).
+    for (int j = threadIdx.x; j < p.n_delay; j += blockDim.x) {
+        const int i = delay[p.delay_off + j];
+        const double xr = v[i].x, xi = -static_cast<double>(v[i].y);
+        const double yr = v[i + 1].x, yi = v[i + 1].y;
+        s.v[3] = __dadd_rn(s.v[3], __dsub_rn(__dmul_rn(xr, yr), __dmul_rn(xi, yi)));
+        s.v[4] = __dadd_rn(s.v[4], __dadd_rn(__dmul_rn(xr, yi), __dmul_rn(xi, yr)));
+    }
+    using reduce_t = cub::BlockReduce<dsums<kPairSums>, kThreads>;
+    __shared__ typename reduce_t::TempStorage tmp;
+    const dsums<kPairSums> total = reduce_t(tmp).Reduce(s, dsums_add<kPairSums>());
+    if (threadIdx.x == 0)
+        for (int q = 0; q < kPairSums; ++q)
+            pair_sums[pair * kPairSums + q] = total.v[q];
+}
+
+// One block per port.
+__global__ void __launch_bounds__(kThreads) port_kernel(const port_table* __restrict__ ports,
+                                                        int n_rx,
+                                                        int noise_pairs,
+                                                        int d0,
+                                                        const double* __restrict__ pos,
+                                                        const int2* __restrict__ lag,
+                                                        float2* __restrict__ ls,
+                                                        int Pm,
+                                                        float* __restrict__ lst,
+                                                        const double* __restrict__ pair_sums,
+                                                        double* __restrict__ port_sums,
+                                                        double* __restrict__ theta_out)
+{
+    __shared__ double s_theta;
+    if (threadIdx.x == 0) {
+        // The pairs' correlations added in the order (t, r), as on the CPU.
+        double cr = 0.0, ci = 0.0;
+        for (int q = 0; q < noise_pairs; ++q) {
+            cr = __dadd_rn(cr, pair_sums[q * kPairSums + 3]);
+            ci = __dadd_rn(ci, pair_sums[q * kPairSums + 4]);
+        }
+        const double theta = (cr != 0.0 || ci != 0.0) ? atan2(ci, cr) / d0 : 0.0;
+        s_theta = theta;
+        if (blockIdx.x == 0)
+            *theta_out = theta;
+    }
+    __syncthreads();
+    const double theta = s_theta;
+    const int t = blockIdx.x;
+    const port_table p = ports[t];
+    const int stride = 2 * n_rx;
+    dsums<kPortSums> s = {};
+    for (int i = threadIdx.x; i < p.P; i += blockDim.x) {
+        const float2 rot = phasor(theta, pos[p.off + i]);
+        const float2 crot = make_float2(rot.x, -rot.y);
+        float* out = lst + (static_cast<size_t>(t) * Pm + i) * stride;
+        for (int r = 0; r < n_rx; ++r) {
+            float2* vp = ls + static_cast<size_t>(t * n_rx + r) * Pm + i;
+            const float2 v = cmul(*vp, crot);
+            *vp = v;
+            s.v[0] = __dadd_rn(s.v[0], static_cast<double>(cnorm(v)));
+            out[2 * r] = v.x;
+            out[2 * r + 1] = v.y;
+        }
+    }
+    __syncthreads(); // the lag sums read other threads' derotated pilots
+    for (int li = 0; li < kLags; ++li) {
+        const int n = p.n_lag[li];
+        const int2* lp = lag + p.lag_off[li];
+        for (int q = threadIdx.x; q < n * n_rx; q += blockDim.x) {
+            const int r = q / n, j = q - r * n;
+            const float2* v = ls + static_cast<size_t>(t * n_rx + r) * Pm;
+            const float2 x = v[lp[j].x], y = v[lp[j].y];
+            s.v[1 + li] = __dadd_rn(
+                s.v[1 + li],
+                __dadd_rn(__dmul_rn(static_cast<double>(x.x), static_cast<double>(y.x)),
+                          __dmul_rn(static_cast<double>(x.y), static_cast<double>(y.y))));
+        }
+    }
+    using reduce_t = cub::BlockReduce<dsums<kPortSums>, kThreads>;
+    __shared__ typename reduce_t::TempStorage tmp;
+    const dsums<kPortSums> total = reduce_t(tmp).Reduce(s, dsums_add<kPortSums>());
+    if (threadIdx.x == 0)
+        for (int q = 0; q < kPortSums; ++q)
+            port_sums[t * kPortSums + q] = total.v[q];
+}
+
+struct filter_ref {
+    int M;
+    const int* start;
+    const float* w;
+};
+struct filter_set {
+    filter_ref f[kMaxPorts];
+};
+
+// One thread per element of H, (k * n_rx + r) * n_tx + t. The sum over the window runs
+// in the CPU's order (wiener_range: a += w_j * g_j, no fused multiply-add).
+__global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
+                                                          int n_tx,
+                                                          int n_rx,
+                                                          int n_sc,
+                                                          int Pm,
+                                                          const float* __restrict__ lst,
+                                                          const double* __restrict__ pos_sc,
+                                                          const double* __restrict__ theta_in,
+                                                          float2* __restrict__ H)
+{
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= n_sc * n_rx * n_tx)
+        return;
+    const int t = idx % n_tx, r = (idx / n_tx) % n_rx, k = idx / (n_tx * n_rx);
+    const filter_ref f = filters.f[t];
+    const int stride = 2 * n_rx;
+    const float* w = f.w + static_cast<size_t>(k) * f.M;
+    const float* g = lst + (static_cast<size_t>(t) * Pm + f.start[k]) * stride + 2 * r;
+    float ar = 0.0f, ai = 0.0f;
+    for (int j = 0; j < f.M; ++j) {
+        const float wj = w[j];
+        ar = __fadd_rn(ar, __fmul_rn(wj, g[j * stride]));
+        ai = __fadd_rn(ai, __fmul_rn(wj, g[j * stride + 1]));
+    }
+    H[idx] = cmul(make_float2(ar, ai), phasor(*theta_in, pos_sc[k]));
+}
+
+template <typename T>
+void upload(device_buffer<T>& d, const std::vector<T>& h)
+{
+    d.reserve(std::max<size_t>(1, h.size()));
+    if (!h.empty())
+        MIMODET_CUDA_CHECK(cudaMemcpy(d.get(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
+} // namespace
+
+class channel_estimation_cuda : public gpu_channel_estimation
+{
+public:
+    using cf = std::complex<float>;
+
+    explicit channel_estimation_cuda(const channel_estimation& cpu);
+    ~channel_estimation_cuda() override
+    {
+        if (d_stream)
+            (void)cudaStreamDestroy(d_stream);
+    }
+    float estimate(int ns, const cf* const* grids, cf* H) override;
+
+private:
+    struct device_filter {
+        std::shared_ptr<const channel_estimation::wiener_filter> host;
+        device_buffer<int> start;
+        device_buffer<float> w;
+    };
+    const filter_ref& device_filter_for(int pattern, int b_idx, int snr_idx);
+
+    const channel_estimation& d_cpu;
+    const int d_n_tx, d_n_rx, d_n_sc, d_pm, d_noise_ports;
+    cudaStream_t d_stream = nullptr;
+    std::vector<port_table> d_host_ports; //!< [20][n_tx]
+    device_buffer<port_table> d_ports;
+    device_buffer<int> d_first, d_delay;
+    device_buffer<float> d_nrm;
+    device_buffer<double> d_pos, d_pos_sc;
+    device_buffer<float2> d_inv;
+    device_buffer<int2> d_lag;
+    std::vector<int> d_rows;  //!< OFDM symbols with CRS of any port and slot, increasing
+    device_buffer<int> d_row_re; //!< per CRS element: its place in the copied rows
+    std::vector<size_t> d_n_power, d_n_pw;  //!< [slot]
+    std::vector<size_t> d_count;            //!< [slot][4]: difference terms of orders 0..3
+    std::vector<size_t> d_count_lag;        //!< [slot][kLags]
+    std::vector<int> d_d0;                  //!< [slot]: port 0's pilot spacing
+    pinned_buffer<float2> h_y;
+    device_buffer<float2> d_y, d_ls, d_H;
+    device_buffer<float> d_lst;
+    device_buffer<double> d_sums; //!< pairs * kPairSums, n_tx * kPortSums, theta
+    pinned_buffer<double> h_sums;
+    pinned_buffer<float2> h_H;
+    std::map<std::tuple<int, int, int>, std::unique_ptr<device_filter>> d_filters;
+    std::map<std::tuple<int, int, int>, filter_ref> d_refs;
+    //! MIMODET_CALL_TIMELINE only: per estimate(), its start and the times of its parts
+    //! (gather and copy up, the LS and statistics kernels with their wait, the host's
+    //! model and filter lookup, the Wiener kernel with the copy back and its wait, the
+    //! copy into H).
+    std::unique_ptr<call_timeline> d_timeline;
+};
+
+channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
+    : d_cpu(cpu),
+      d_n_tx(cpu.n_tx()),
+      d_n_rx(cpu.n_rx()),
+      d_n_sc(cpu.n_sc()),
+      d_pm(static_cast<int>(cpu.d_max_pilots)),
+      d_noise_ports(cpu.d_noise_ports)
+{
+    if (d_n_tx > kMaxPorts)
+        throw std::invalid_argument("mimodet: GPU channel estimation supports up to 4 ports");
+    MIMODET_CUDA_CHECK(cudaStreamCreateWithFlags(&d_stream, cudaStreamNonBlocking));
+    const int S = lte_numerology::slots_per_frame;
+    std::vector<int> first, delay;
+    std::vector<float> nrm;
+    std::vector<double> pos;
+    std::vector<float2> inv;
+    std::vector<int2> lag;
+    // The symbols that hold CRS (the same in every slot of the normal CP: 0, 1, 4).
+    std::vector<int> row_of(7, -1);
+    for (const auto& p : cpu.d_ports)
+        for (int re : p.re_flat)
+            row_of[re / d_n_sc] = 0;
+    for (int l = 0; l < 7; ++l)
+        if (row_of[l] >= 0) {
+            row_of[l] = static_cast<int>(d_rows.size());
+            d_rows.push_back(l);
+        }
+    std::vector<int> row_re;
+    d_count.assign(static_cast<size_t>(S) * 4, 0);
+    d_count_lag.assign(static_cast<size_t>(S) * kLags, 0);
+    for (int ns = 0; ns < S; ++ns) {
+        size_t n_power = 0, n_pw = 0;
+        for (int t = 0; t < d_n_tx; ++t) {
+            const auto& p = cpu.d_ports[static_cast<size_t>(ns) * d_n_tx + t];
+            port_table pt{};
+            pt.P = static_cast<int>(p.k.size());
+            pt.E = static_cast<int>(p.re_flat.size());
+            pt.first_off = static_cast<int>(first.size());
+            pt.off = static_cast<int>(nrm.size());
+            pt.eoff = static_cast<int>(inv.size());
+            pt.delay_off = static_cast<int>(delay.size());
+            pt.n_delay = static_cast<int>(p.delay_pairs.size());
+            first.insert(first.end(), p.off.begin(), p.off.end());
+            nrm.insert(nrm.end(), p.n_flat.begin(), p.n_flat.end());
+            for (int k : p.k)
+                pos.push_back(channel_estimation::subcarrier_position(k, d_n_sc));
+            for (const cf& x : p.inv_flat)
+                inv.push_back(make_float2(x.real(), x.imag()));
+            for (int re : p.re_flat)
+                row_re.push_back(row_of[re / d_n_sc] * d_n_sc + re % d_n_sc);
+            delay.insert(delay.end(), p.delay_pairs.begin(), p.delay_pairs.end());
+            for (int li = 0; li < kLags; ++li) {
+                pt.lag_off[li] = static_cast<int>(lag.size());
+                pt.n_lag[li] = static_cast<int>(p.lag_pairs[li].size());
+                for (const auto& ij : p.lag_pairs[li])
+                    lag.push_back(make_int2(ij.first, ij.second));
+                d_count_lag[ns * kLags + li] += p.lag_pairs[li].size() * d_n_rx;
+            }
+            d_host_ports.push_back(pt);
+            n_pw += p.k.size() * d_n_rx;
+            if (t < d_noise_ports) {
+                n_power += p.k.size() * d_n_rx;
+                for (int d = 2; d <= 3; ++d)
+                    if (p.k.size() >= static_cast<size_t>(d) + 1)
+                        d_count[ns * 4 + d] += (p.k.size() - d) * d_n_rx;
+            }
+        }
+        d_n_power.push_back(n_power);
+        d_n_pw.push_back(n_pw);
+        const auto& k0 = cpu.d_ports[static_cast<size_t>(ns) * d_n_tx].k;
+        d_d0.push_back(k0.size() > 1 ? k0[1] - k0[0] : 1);
+    }
+    std::vector<double> pos_sc(d_n_sc);
+    for (int k = 0; k < d_n_sc; ++k)
+        pos_sc[k] = channel_estimation::subcarrier_position(k, d_n_sc);
+    upload(d_ports, d_host_ports);
+    upload(d_first, first);
+    upload(d_delay, delay);
+    upload(d_nrm, nrm);
+    upload(d_pos, pos);
+    upload(d_pos_sc, pos_sc);
+    upload(d_inv, inv);
+    upload(d_lag, lag);
+    upload(d_row_re, row_re);
+    const size_t max_y = d_rows.size() * d_n_sc * static_cast<size_t>(d_n_rx);
+    const size_t pairs = static_cast<size_t>(d_n_tx) * d_n_rx;
+    h_y.reserve(max_y);
+    d_y.reserve(max_y);
+    d_ls.reserve(pairs * d_pm);
+    d_lst.reserve(static_cast<size_t>(d_n_tx) * d_pm * 2 * d_n_rx);
+    const size_t n_sums = pairs * kPairSums + d_n_tx * kPortSums + 1;
+    d_sums.reserve(n_sums);
+    h_sums.reserve(n_sums);
+    d_H.reserve(cpu.h_size());
+    h_H.reserve(cpu.h_size());
+    d_timeline = call_timeline::make(
+        "estimate_gpu", { "t0_ns", "gather_ns", "stats_ns", "model_ns", "wiener_ns", "copy_ns" });
+}
+
+const filter_ref&
+channel_estimation_cuda::device_filter_for(int pattern, int b_idx, int snr_idx)
+{
+    const auto key = std::make_tuple(pattern, b_idx, snr_idx);
+    auto it = d_refs.find(key);
+    if (it != d_refs.end())
+        return it->second;
+    auto f = std::make_unique<device_filter>();
+    f->host = d_cpu.filter(pattern, b_idx, snr_idx);
+    upload(f->start, f->host->start);
+    upload(f->w, f->host->w);
+    const filter_ref ref{ f->host->M, f->start.get(), f->w.get() };
+    d_filters.emplace(key, std::move(f));
+    return d_refs.emplace(key, ref).first->second;
+}
+
+float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
+{
+    if (ns < 0 || ns >= lte_numerology::slots_per_frame)
+        throw std::invalid_argument("mimodet: slot index must be 0..19, got " +
+                                    std::to_string(ns));
+    const int n_pairs = d_n_tx * d_n_rx;
+    const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
+    // The CRS symbols of every antenna, [r][row][k] (3 of 7 symbols).
+    const size_t rows_len = d_rows.size() * d_n_sc;
+    float2* y = h_y.get();
+    for (int r = 0; r < d_n_rx; ++r)
+        for (size_t j = 0; j < d_rows.size(); ++j)
+            std::memcpy(y + r * rows_len + j * d_n_sc,
+                        grids[r] + static_cast<size_t>(d_rows[j]) * d_n_sc,
+                        d_n_sc * sizeof(float2));
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_y.get(),
+                                       y,
+                                       d_n_rx * rows_len * sizeof(float2),
+                                       cudaMemcpyHostToDevice,
+                                       d_stream));
+    const int64_t t_gather = d_timeline ? call_timeline::now_ns() : 0;
+    const port_table* ports = d_ports.get() + static_cast<size_t>(ns) * d_n_tx;
+    double* pair_sums = d_sums.get();
+    double* port_sums = pair_sums + n_pairs * kPairSums;
+    double* theta = port_sums + d_n_tx * kPortSums;
+    ls_kernel<<<n_pairs, kThreads, 0, d_stream>>>(ports,
+                                                  d_n_rx,
+                                                  d_noise_ports,
+                                                  d_first.get(),
+                                                  d_nrm.get(),
+                                                  d_inv.get(),
+                                                  d_row_re.get(),
+                                                  static_cast<int>(rows_len),
+                                                  d_delay.get(),
+                                                  d_y.get(),
+                                                  d_ls.get(),
+                                                  d_pm,
+                                                  pair_sums);
+    MIMODET_CUDA_CHECK_LAUNCH();
+    port_kernel<<<d_n_tx, kThreads, 0, d_stream>>>(ports,
+                                                   d_n_rx,
+                                                   d_noise_ports * d_n_rx,
+                                                   d_d0[ns],
+                                                   d_pos.get(),
+                                                   d_lag.get(),
+                                                   d_ls.get(),
+                                                   d_pm,
+                                                   d_lst.get(),
+                                                   pair_sums,
+                                                   port_sums,
+                                                   theta);
+    MIMODET_CUDA_CHECK_LAUNCH();
+    const size_t n_sums = static_cast<size_t>(n_pairs) * kPairSums + d_n_tx * kPortSums + 1;
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        h_sums.get(), d_sums.get(), n_sums * sizeof(double), cudaMemcpyDeviceToHost, d_stream));
+    MIMODET_CUDA_CHECK(cudaStreamSynchronize(d_stream));
+    const int64_t t_stats = d_timeline ? call_timeline::now_ns() : 0;
+
+    // The model, as channel_estimation::estimate() decides it: the pairs' and the ports'
+    // sums combined in the order (t, r) and t.
+    const double* hs = h_sums.get();
+    double sum[4] = { 0, 0, 0, 0 }, power = 0.0;
+    for (int pair = 0; pair < d_noise_ports * d_n_rx; ++pair) {
+        sum[2] += hs[pair * kPairSums];
+        sum[3] += hs[pair * kPairSums + 1];
+        power += hs[pair * kPairSums + 2];
+    }
+    const double nv = channel_estimation::noise_variance(
+        sum, &d_count[static_cast<size_t>(ns) * 4], power, d_n_power[ns]);
+    if (std::isnan(nv))
+        return d_cpu.estimate(ns, grids, H); // unusable slot: the CPU's NaN path, rare
+    const double* ps = hs + n_pairs * kPairSums;
+    double pw = 0.0, sum_lag[kLags] = {};
+    for (int t = 0; t < d_n_tx; ++t) {
+        pw += ps[t * kPortSums];
+        for (int li = 0; li < kLags; ++li)
+            sum_lag[li] += ps[t * kPortSums + 1 + li];
+    }
+    int b_idx = 0, snr_idx = 0;
+    d_cpu.model_indices(
+        pw, d_n_pw[ns], sum_lag, &d_count_lag[static_cast<size_t>(ns) * kLags], nv, b_idx, snr_idx);
+    // Bounded like the CPU's cache; nothing in flight uses the weights here.
+    if (d_refs.size() + d_n_tx > 128) {
+        d_refs.clear();
+        d_filters.clear();
+    }
+    filter_set fs{};
+    for (int t = 0; t < d_n_tx; ++t)
+        fs.f[t] = device_filter_for(d_cpu.d_ports[static_cast<size_t>(ns) * d_n_tx + t].pattern,
+                                    b_idx,
+                                    snr_idx);
+    const int64_t t_model = d_timeline ? call_timeline::now_ns() : 0;
+    const int n_h = static_cast<int>(d_cpu.h_size());
+    wiener_kernel<<<(n_h + kThreads - 1) / kThreads, kThreads, 0, d_stream>>>(
+        fs, d_n_tx, d_n_rx, d_n_sc, d_pm, d_lst.get(), d_pos_sc.get(), theta, d_H.get());
+    MIMODET_CUDA_CHECK_LAUNCH();
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        h_H.get(), d_H.get(), n_h * sizeof(float2), cudaMemcpyDeviceToHost, d_stream));
+    MIMODET_CUDA_CHECK(cudaStreamSynchronize(d_stream));
+    const int64_t t_wiener = d_timeline ? call_timeline::now_ns() : 0;
+    std::memcpy(H, h_H.get(), n_h * sizeof(float2));
+    if (d_timeline)
+        d_timeline->add({ double(t_start),
+                          double(t_gather - t_start),
+                          double(t_stats - t_gather),
+                          double(t_model - t_stats),
+                          double(t_wiener - t_model),
+                          double(call_timeline::now_ns() - t_wiener) });
+    return static_cast<float>(nv);
+}
+
+std::unique_ptr<gpu_channel_estimation>
+make_cuda_channel_estimation(const channel_estimation& cpu)
+{
+    if (cuda_device_count() == 0)
+        return nullptr;
+    return std::make_unique<channel_estimation_cuda>(cpu);
+}
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
