@@ -76,6 +76,18 @@ struct dsums_add {
     }
 };
 
+//! The block's sum of every thread's s, written by thread 0 to out[0..N-1].
+template <int N>
+__device__ inline void block_sum_store(const dsums<N>& s, double* out)
+{
+    using reduce_t = cub::BlockReduce<dsums<N>, kThreads>;
+    __shared__ typename reduce_t::TempStorage tmp;
+    const dsums<N> total = reduce_t(tmp).Reduce(s, dsums_add<N>());
+    if (threadIdx.x == 0)
+        for (int q = 0; q < N; ++q)
+            out[q] = total.v[q];
+}
+
 __device__ inline float2 cmul(float2 a, float2 b)
 {
     return make_float2(__fsub_rn(__fmul_rn(a.x, b.x), __fmul_rn(a.y, b.y)),
@@ -160,12 +172,7 @@ __global__ void __launch_bounds__(kThreads) ls_kernel(const port_table* __restri
         s.v[3] = __dadd_rn(s.v[3], __dsub_rn(__dmul_rn(xr, yr), __dmul_rn(xi, yi)));
         s.v[4] = __dadd_rn(s.v[4], __dadd_rn(__dmul_rn(xr, yi), __dmul_rn(xi, yr)));
     }
-    using reduce_t = cub::BlockReduce<dsums<kPairSums>, kThreads>;
-    __shared__ typename reduce_t::TempStorage tmp;
-    const dsums<kPairSums> total = reduce_t(tmp).Reduce(s, dsums_add<kPairSums>());
-    if (threadIdx.x == 0)
-        for (int q = 0; q < kPairSums; ++q)
-            pair_sums[pair * kPairSums + q] = total.v[q];
+    block_sum_store(s, pair_sums + pair * kPairSums);
 }
 
 // One block per port.
@@ -228,12 +235,7 @@ __global__ void __launch_bounds__(kThreads) port_kernel(const port_table* __rest
                           __dmul_rn(static_cast<double>(x.y), static_cast<double>(y.y))));
         }
     }
-    using reduce_t = cub::BlockReduce<dsums<kPortSums>, kThreads>;
-    __shared__ typename reduce_t::TempStorage tmp;
-    const dsums<kPortSums> total = reduce_t(tmp).Reduce(s, dsums_add<kPortSums>());
-    if (threadIdx.x == 0)
-        for (int q = 0; q < kPortSums; ++q)
-            port_sums[t * kPortSums + q] = total.v[q];
+    block_sum_store(s, port_sums + t * kPortSums);
 }
 
 struct filter_ref {
@@ -301,6 +303,7 @@ private:
         std::shared_ptr<const channel_estimation::wiener_filter> host;
         device_buffer<int> start;
         device_buffer<float> w;
+        filter_ref ref; //!< what wiener_kernel reads: M and the device arrays
     };
     const filter_ref& device_filter_for(int pattern, int b_idx, int snr_idx);
 
@@ -327,7 +330,6 @@ private:
     pinned_buffer<double> h_sums;
     pinned_buffer<float2> h_H;
     std::map<std::tuple<int, int, int>, std::unique_ptr<device_filter>> d_filters;
-    std::map<std::tuple<int, int, int>, filter_ref> d_refs;
     //! MIMODET_CALL_TIMELINE only: per estimate(), its start and the times of its parts
     //! (gather and copy up, the LS and statistics kernels with their wait, the host's
     //! model and filter lookup, the Wiener kernel with the copy back and its wait, the
@@ -438,16 +440,15 @@ const filter_ref&
 channel_estimation_cuda::device_filter_for(int pattern, int b_idx, int snr_idx)
 {
     const auto key = std::make_tuple(pattern, b_idx, snr_idx);
-    auto it = d_refs.find(key);
-    if (it != d_refs.end())
-        return it->second;
+    auto it = d_filters.find(key);
+    if (it != d_filters.end())
+        return it->second->ref;
     auto f = std::make_unique<device_filter>();
     f->host = d_cpu.filter(pattern, b_idx, snr_idx);
     upload(f->start, f->host->start);
     upload(f->w, f->host->w);
-    const filter_ref ref{ f->host->M, f->start.get(), f->w.get() };
-    d_filters.emplace(key, std::move(f));
-    return d_refs.emplace(key, ref).first->second;
+    f->ref = { f->host->M, f->start.get(), f->w.get() };
+    return d_filters.emplace(key, std::move(f)).first->second->ref;
 }
 
 float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
@@ -532,8 +533,7 @@ float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
     d_cpu.model_indices(
         pw, d_n_pw[ns], sum_lag, &d_count_lag[static_cast<size_t>(ns) * kLags], nv, b_idx, snr_idx);
     // Bounded like the CPU's cache; nothing in flight uses the weights here.
-    if (d_refs.size() + d_n_tx > 128) {
-        d_refs.clear();
+    if (d_filters.size() + d_n_tx > 128) {
         d_filters.clear();
     }
     filter_set fs{};

@@ -487,13 +487,7 @@ TEST(channel_estimation_reference, noiseless_and_filter_cache_clearing)
 TEST(channel_estimation_reference, bad_input)
 {
     // NaN and all-zero slots take the interpolation path: NaN noise_var, same H.
-    const auto num = lte_numerology::from_bandwidth(3);
-    lte_grid grid(num, 2, 9);
-    auto slots = make_slots(num, 2, 2, 9, 4, 20.0, 0.0, 1000.0, 5);
-    slots[1].y[0][grid.crs_elements(slots[1].ns, 0)[2]] = cf(NAN, 0);
-    for (auto& v : slots[2].y)
-        std::fill(v.begin(), v.end(), cf(0, 0));
-    slots[3].y[1][grid.crs_elements(slots[3].ns, 1)[0]] = cf(INFINITY, 0);
+    const auto slots = qa::bad_input_slots(4);
     compare(3, 2, 2, slots, { 1, 3 }, 9);
 }
 

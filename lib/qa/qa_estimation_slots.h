@@ -12,6 +12,7 @@
 #define INCLUDED_MIMODET_QA_ESTIMATION_SLOTS_H
 
 #include <gnuradio/mimodet/lte_grid.h>
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <random>
@@ -90,6 +91,20 @@ inline std::vector<test_slot> make_slots(const lte_numerology& num,
         out.push_back(std::move(ts));
     }
     return out;
+}
+
+//! n_slots (>= 4) random slots at 3 MHz, 2x2, cell 9, 20 dB, of which slot 1 has a NaN
+//! pilot, slot 2 is all zero and slot 3 has an infinite pilot: the estimators' bad input.
+inline std::vector<test_slot> bad_input_slots(int n_slots)
+{
+    const auto num = lte_numerology::from_bandwidth(3);
+    lte_grid grid(num, 2, 9);
+    auto slots = make_slots(num, 2, 2, 9, n_slots, 20.0, 0.0, 1000.0, 5);
+    slots[1].y[0][grid.crs_elements(slots[1].ns, 0)[2]] = std::complex<float>(NAN, 0);
+    for (auto& v : slots[2].y)
+        std::fill(v.begin(), v.end(), std::complex<float>(0, 0));
+    slots[3].y[1][grid.crs_elements(slots[3].ns, 1)[0]] = std::complex<float>(INFINITY, 0);
+    return slots;
 }
 
 } // namespace qa

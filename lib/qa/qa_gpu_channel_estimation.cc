@@ -135,13 +135,8 @@ TEST(gpu_channel_estimation, noiseless_and_filter_cache_clearing)
 TEST(gpu_channel_estimation, bad_input)
 {
     QA_SKIP_WITHOUT_GPU();
+    const auto slots = qa::bad_input_slots(5);
     const auto num = lte_numerology::from_bandwidth(3);
-    lte_grid grid(num, 2, 9);
-    auto slots = make_slots(num, 2, 2, 9, 5, 20.0, 0.0, 1000.0, 5);
-    slots[1].y[0][grid.crs_elements(slots[1].ns, 0)[2]] = cf(NAN, 0);
-    for (auto& v : slots[2].y)
-        std::fill(v.begin(), v.end(), cf(0, 0));
-    slots[3].y[1][grid.crs_elements(slots[3].ns, 1)[0]] = cf(INFINITY, 0);
     compare(3, 2, 2, 9, slots);
     core::channel_estimation tables(num, 2, 2, 9, 4.7, 1);
     auto gpu = core::make_cuda_channel_estimation(tables);
