@@ -60,6 +60,7 @@
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gnuradio/mimodet/mimo_channel.h>
 #include <gnuradio/mimodet/mimo_detector.h>
+#include <gnuradio/mimodet/mimo_receiver.h>
 #include <gnuradio/mimodet/ofdm_demod.h>
 #include <gnuradio/mimodet/ofdm_sync.h>
 #include <gnuradio/mimodet/slot_framer.h>
@@ -116,6 +117,7 @@ struct options {
     double deadline_us = 0; // psd only
     int est_threads = 0;
     std::string est_backend = "auto"; // channel_estimator's backend (as --backend)
+    std::string receiver = "fused";   // fused: mimo_receiver; chain: channel_estimator -> mimo_detector
     int chunks = 1; // time domain: pieces per slot the source hands over
     int sorted_qr = -1;
     std::vector<int> psd_lvl, psd_exp;
@@ -158,6 +160,11 @@ void usage()
            "                     the GPU where one exists; before 2026-11-23, seventh "
            "session,\n"
            "                     the estimator always ran on the CPU)\n"
+           "  --receiver R       fused (default): mimo_receiver, estimation and detection\n"
+           "                     in one block (on the GPU back to back on the device; its\n"
+           "                     estimator follows --backend, --est-backend is not used);\n"
+           "                     chain: channel_estimator -> mimo_detector (the only one\n"
+           "                     before 2026-11-23, eighth session)\n"
            "  --chunks N         time domain: the source hands each slot over in N equal\n"
            "                     pieces (a radio delivers packets; default 1: whole "
            "slots);\n"
@@ -202,7 +209,8 @@ void usage()
            "sizes)\n"
            "  --cell-id N        physical cell id 0..503 (default 1)\n"
            "  --seed N           bits, fading and noise seed, >= 1 (default 1)\n"
-           "  --csv FILE         write one CSV row per run to FILE\n"
+           "  --csv FILE         write one CSV row per run to FILE (busy_det: the\n"
+           "                     detector block, or mimo_receiver with --receiver fused)\n"
            "  --trace PREFIX     per run, PREFIX_<det>_<dom>_<rate>_slots.csv (each\n"
            "                     measured slot's entry and exit time) and _blocks.csv\n"
            "                     (every 0.2 ms: each block's items out and work() time\n"
@@ -251,7 +259,11 @@ options parse(int argc, char** argv)
             o.chunks = static_cast<int>(to_int(a, next()));
         else if (a == "--est-threads")
             o.est_threads = static_cast<int>(to_int(a, next()));
-        else if (a == "--est-backend") {
+        else if (a == "--receiver") {
+            o.receiver = next();
+            if (o.receiver != "chain" && o.receiver != "fused")
+                throw std::invalid_argument("--receiver must be chain or fused");
+        } else if (a == "--est-backend") {
             o.est_backend = next();
             if (o.est_backend != "cpu" && o.est_backend != "cuda" && o.est_backend != "auto")
                 throw std::invalid_argument("--est-backend must be cpu, cuda or auto");
@@ -1067,33 +1079,32 @@ run_result run_one(const options& o,
     run_result res;
     const bool soft = o.soft && is_soft_algorithm(alg);
     res.out = soft ? "llr" : "bits";
+    // The receiver's back end: channel_estimator -> mimo_detector (chain), or both in
+    // one mimo_receiver (fused).
+    const bool fused = o.receiver == "fused";
     mimo_detector::sptr det;
+    mimo_receiver::sptr rxb;
     try {
-        det = mimo_detector::make(alg,
-                                  o.bandwidth,
-                                  nt,
-                                  nr,
-                                  mod,
-                                  o.cell_id,
-                                  backend,
-                                  soft,
-                                  alg == "psd" ? o.psd_lvl : std::vector<int>(),
-                                  alg == "psd" ? o.psd_exp : std::vector<int>(),
-                                  -1,
-                                  -1,
-                                  alg == "psd" || alg == "mtt" ? o.sorted_qr : -1,
-                                  0.0f,
-                                  o.threads,
-                                  true,
-                                  alg == "psd" ? o.deadline_us : 0.0);
+        const std::vector<int> lvl = alg == "psd" ? o.psd_lvl : std::vector<int>();
+        const std::vector<int> exp = alg == "psd" ? o.psd_exp : std::vector<int>();
+        const int sorted_qr = alg == "psd" || alg == "mtt" ? o.sorted_qr : -1;
+        const double deadline = alg == "psd" ? o.deadline_us : 0.0;
+        if (fused)
+            rxb = mimo_receiver::make(alg, o.bandwidth, nt, nr, mod, o.cell_id, backend, soft,
+                                      lvl, exp, -1, -1, sorted_qr, 0.0f, o.threads, true,
+                                      deadline, o.est_threads);
+        else
+            det = mimo_detector::make(alg, o.bandwidth, nt, nr, mod, o.cell_id, backend, soft,
+                                      lvl, exp, -1, -1, sorted_qr, 0.0f, o.threads, true,
+                                      deadline);
     } catch (const std::exception& e) {
         res.error = e.what();
         return res;
     }
-    res.backend = det->backend();
+    res.backend = fused ? rxb->backend() : det->backend();
     std::vector<int> items(20);
     for (int ns = 0; ns < 20; ++ns) {
-        items[ns] = det->items_per_slot(ns);
+        items[ns] = fused ? rxb->items_per_slot(ns) : det->items_per_slot(ns);
         if (items[ns] != tx.bits_per_ns[ns])
             throw std::logic_error("detector and framer disagree on bits per slot");
     }
@@ -1102,9 +1113,14 @@ run_result run_one(const options& o,
     auto tb = gr::make_top_block("mimodet_flowgraph_bench");
     auto src = std::make_shared<slot_replay>(
         tx.rx, tx.n_slots, tx.items_per_slot, tx.vlen, rate, freq ? 1 : o.chunks, st);
-    auto est = channel_estimator::make(
-        o.bandwidth, nt, nr, o.cell_id, o.est_threads, o.est_backend);
-    res.est_backend = est->backend();
+    channel_estimator::sptr est;
+    if (!fused) {
+        est = channel_estimator::make(
+            o.bandwidth, nt, nr, o.cell_id, o.est_threads, o.est_backend);
+        res.est_backend = est->backend();
+    } else {
+        res.est_backend = rxb->backend(); // the receiver's estimator follows its backend
+    }
     auto meter =
         std::make_shared<slot_meter>(soft, items, tx.bits, tx.slot_start, tx.n_slots, st);
     ofdm_sync::sptr sync;
@@ -1119,21 +1135,34 @@ run_result run_one(const options& o,
         }
         grids = demod;
     }
-    for (int r = 0; r < nr; ++r) {
-        tb->connect(grids, r, est, r);
-        tb->connect(grids, r, det, r);
+    if (fused) {
+        for (int r = 0; r < nr; ++r)
+            tb->connect(grids, r, rxb, r);
+        tb->connect(rxb, 0, meter, 0);
+    } else {
+        for (int r = 0; r < nr; ++r) {
+            tb->connect(grids, r, est, r);
+            tb->connect(grids, r, det, r);
+        }
+        tb->connect(est, 0, det, nr);
+        tb->connect(est, 1, det, nr + 1);
+        tb->connect(det, 0, meter, 0);
     }
-    tb->connect(est, 0, det, nr);
-    tb->connect(est, 1, det, nr + 1);
-    tb->connect(det, 0, meter, 0);
+    auto bad_slots = [&] { return fused ? rxb->bad_slots() : det->bad_slots(); };
+    auto truncated_slots = [&] { return fused ? rxb->truncated_slots() : det->truncated_slots(); };
+    auto est_bad_slots = [&] { return fused ? uint64_t(0) : est->bad_slots(); };
 
     res.busy.push_back({ "src", src });
     if (!freq) {
         res.busy.push_back({ "sync", sync });
         res.busy.push_back({ "demod", demod });
     }
-    res.busy.push_back({ "est", est });
-    res.busy.push_back({ "det", det });
+    if (fused) {
+        res.busy.push_back({ "rx", rxb });
+    } else {
+        res.busy.push_back({ "est", est });
+        res.busy.push_back({ "det", det });
+    }
     res.busy.push_back({ "sink", meter });
 
     const double tps = static_cast<double>(gr::high_res_timer_tps());
@@ -1156,8 +1185,8 @@ run_result run_one(const options& o,
 
     meter->record(true);
     const auto c0 = meter->counters();
-    const uint64_t bad0 = det->bad_slots(), est_bad0 = est->bad_slots();
-    const uint64_t trunc0 = det->truncated_slots();
+    const uint64_t bad0 = bad_slots(), est_bad0 = est_bad_slots();
+    const uint64_t trunc0 = truncated_slots();
     const uint64_t missed0 = sync ? sync->pss_missed() : 0;
     for (auto& b : res.busy)
         b.t0 = o.perf ? b.blk->pc_work_time_total() : 0;
@@ -1242,9 +1271,9 @@ run_result run_one(const options& o,
     for (auto& b : res.busy)
         b.pct = o.perf ? 100.0 * (b.blk->pc_work_time_total() - b.t0) / tps / res.window_s
                        : NAN;
-    res.bad = det->bad_slots() - bad0;
-    res.truncated = det->truncated_slots() - trunc0;
-    res.est_bad = est->bad_slots() - est_bad0;
+    res.bad = bad_slots() - bad0;
+    res.truncated = truncated_slots() - trunc0;
+    res.est_bad = est_bad_slots() - est_bad0;
     res.sync_missed = sync ? sync->pss_missed() - missed0 : 0;
     auto lat = meter->latencies_ms();
     stop_and_wait(tb, st);
@@ -1321,7 +1350,7 @@ int main(int argc, char** argv)
                "latency_p50_ms,latency_p99_ms,latency_max_ms,ber,bad_slots,est_bad_slots,"
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
-               "slots,chunks,steal_pct,cpus,est_backend,error\n";
+               "slots,chunks,steal_pct,cpus,est_backend,receiver,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1426,7 +1455,8 @@ int main(int argc, char** argv)
                                         r.error.c_str());
                                     ++failures;
                                 } else {
-                                    std::string busy = " est:" + r.est_backend;
+                                    std::string busy = " est:" + r.est_backend +
+                                                       (o.receiver == "fused" ? " fused" : "");
                                     char buf[64];
                                     for (const auto& b : r.busy) {
                                         std::snprintf(buf,
@@ -1502,13 +1532,15 @@ int main(int argc, char** argv)
                                         << r.first_ns << ',' << r.first_k << ','
                                         << busy_of("src") << ',' << busy_of("sync") << ','
                                         << busy_of("demod") << ',' << busy_of("est")
-                                        << ',' << busy_of("det") << ',' << busy_of("sink")
+                                        << ',' << busy_of(o.receiver == "fused" ? "rx" : "det") << ','
+                                        << busy_of("sink")
                                         << ',' << r.bottleneck << ','
                                         << (alg == "psd" ? o.deadline_us : 0.0) << ','
                                         << r.truncated << ','
                                         << (dom == "time" ? o.chunks : 1) << ','
                                         << r.steal_pct << ',' << r.cpus << ','
-                                        << r.est_backend << ',' << err << '\n';
+                                        << r.est_backend << ',' << o.receiver << ','
+                                        << err << '\n';
                                     csv.flush();
                                 }
                             }

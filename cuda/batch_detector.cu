@@ -8,7 +8,9 @@
 #include "batch_detector.h"
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 namespace gr {
@@ -474,6 +476,27 @@ void cuda_batch_detector::run_gathered(int layout,
                                        float* llr,
                                        vector_stats* stats)
 {
+    (void)gathered_call(layout, packed, noise_var, nullptr, bits, llr, stats);
+}
+
+float cuda_batch_detector::run_staged(int layout,
+                                      const cf* packed,
+                                      device_stage& stage,
+                                      uint8_t* bits,
+                                      float* llr,
+                                      vector_stats* stats)
+{
+    return gathered_call(layout, packed, 0.0f, &stage, bits, llr, stats);
+}
+
+float cuda_batch_detector::gathered_call(int layout,
+                                         const cf* packed,
+                                         float noise_var,
+                                         device_stage* stage,
+                                         uint8_t* bits,
+                                         float* llr,
+                                         vector_stats* stats)
+{
     if (layout < 0 || static_cast<size_t>(layout) >= d_layouts.size())
         throw std::invalid_argument("mimodet: unknown gather layout");
     if ((bits == nullptr) == (llr == nullptr))
@@ -503,8 +526,15 @@ void cuda_batch_detector::run_gathered(int layout,
         if (tl)
             MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[0], s0));
         // packed is host_alloc memory (page-locked with a GPU): one asynchronous copy.
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_packed.get(), packed, L.packed_len * sizeof(float2),
+        // With a stage, only the grids: the stage writes H on the device.
+        const size_t upload_len = stage ? nr * L.grid_len : L.packed_len;
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_packed.get(), packed, upload_len * sizeof(float2),
                                            cudaMemcpyHostToDevice, s0));
+        if (stage) {
+            noise_var = stage->run(d_packed.get(), s0);
+            if (!(noise_var > 0.0f) || !std::isfinite(noise_var))
+                return std::numeric_limits<float>::quiet_NaN(); // nothing more enqueued
+        }
         const size_t gather_items = std::max(L.n_vec * nr, L.n_mat * nr * nt);
         gather_slot_kernel<<<stride_blocks(gather_items), 256, 0, s0>>>(
             d_packed.get(), L.y_src.get(), L.h_src.get(), static_cast<int>(L.n_vec),
@@ -557,6 +587,7 @@ void cuda_batch_detector::run_gathered(int layout,
     }
     if (stats && !kernels_write_stats())
         std::fill(stats, stats + L.n_vec, host_stats());
+    return noise_var;
 }
 
 double cuda_batch_detector::kernel_seconds(int repetitions)

@@ -100,6 +100,22 @@ private:
                       uint8_t* bits,
                       float* llr,
                       vector_stats* stats) final;
+    float run_staged(int layout,
+                     const cf* packed,
+                     device_stage& stage,
+                     uint8_t* bits,
+                     float* llr,
+                     vector_stats* stats) final;
+    //! run_gathered and run_staged: the slot's upload (its grids only, with a stage, which
+    //! then writes H and gives the noise variance), gather, detection and outputs.
+    //! Returns the noise variance used (NaN: the stage refused the slot).
+    float gathered_call(int layout,
+                        const cf* packed,
+                        float noise_var,
+                        device_stage* stage,
+                        uint8_t* bits,
+                        float* llr,
+                        vector_stats* stats);
     //! A registered layout with its tables on the device.
     struct device_layout {
         std::vector<batch_segment> segments;

@@ -257,7 +257,8 @@ __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
                                                           const float* __restrict__ lst,
                                                           const double* __restrict__ pos_sc,
                                                           const double* __restrict__ theta_in,
-                                                          float2* __restrict__ H)
+                                                          float2* __restrict__ H,
+                                                          int* __restrict__ nonfinite)
 {
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= n_sc * n_rx * n_tx)
@@ -273,7 +274,10 @@ __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
         ar = __fadd_rn(ar, __fmul_rn(wj, g[j * stride]));
         ai = __fadd_rn(ai, __fmul_rn(wj, g[j * stride + 1]));
     }
-    H[idx] = cmul(make_float2(ar, ai), phasor(*theta_in, pos_sc[k]));
+    const float2 h = cmul(make_float2(ar, ai), phasor(*theta_in, pos_sc[k]));
+    H[idx] = h;
+    if (nonfinite && !(isfinite(h.x) && isfinite(h.y)))
+        *nonfinite = 1; // the fused receiver flags the slot (the detector would have)
 }
 
 template <typename T>
@@ -297,8 +301,23 @@ public:
             (void)cudaStreamDestroy(d_stream);
     }
     float estimate(int ns, const cf* const* grids, cf* H) override;
+    float estimate_packed(int ns, void* dev_packed, void* stream) override;
+    bool h_finite() const override { return *h_flag.get() == 0; }
 
 private:
+    /*!
+     * The kernels and the model on stream s: CRS rows from y (antenna r at r * rows_len,
+     * element e of the CRS tables at row_re[e]), H into dev_H; waits for the statistics
+     * only. Returns the noise variance, NaN for an unusable slot (nothing enqueued then).
+     * flag: non-null, set where an H value is not finite. Timeline: d_t_stats, d_t_model.
+     */
+    double enqueue(int ns,
+                   const float2* y,
+                   int rows_len,
+                   const int* row_re,
+                   float2* dev_H,
+                   int* flag,
+                   cudaStream_t s);
     struct device_filter {
         std::shared_ptr<const channel_estimation::wiener_filter> host;
         device_buffer<int> start;
@@ -319,6 +338,9 @@ private:
     device_buffer<int2> d_lag;
     std::vector<int> d_rows;  //!< OFDM symbols with CRS of any port and slot, increasing
     device_buffer<int> d_row_re; //!< per CRS element: its place in the copied rows
+    device_buffer<int> d_re;     //!< per CRS element: its place in a grid (l * n_sc + k)
+    device_buffer<int> d_flag;   //!< estimate_packed: an H value was not finite
+    pinned_buffer<int> h_flag;
     std::vector<size_t> d_n_power, d_n_pw;  //!< [slot]
     std::vector<size_t> d_count;            //!< [slot][4]: difference terms of orders 0..3
     std::vector<size_t> d_count_lag;        //!< [slot][kLags]
@@ -335,6 +357,7 @@ private:
     //! model and filter lookup, the Wiener kernel with the copy back and its wait, the
     //! copy into H).
     std::unique_ptr<call_timeline> d_timeline;
+    int64_t d_t_stats = 0, d_t_model = 0; //!< timeline: when enqueue() had them
 };
 
 channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
@@ -364,7 +387,7 @@ channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
             row_of[l] = static_cast<int>(d_rows.size());
             d_rows.push_back(l);
         }
-    std::vector<int> row_re;
+    std::vector<int> row_re, grid_re;
     d_count.assign(static_cast<size_t>(S) * 4, 0);
     d_count_lag.assign(static_cast<size_t>(S) * kLags, 0);
     for (int ns = 0; ns < S; ++ns) {
@@ -385,8 +408,10 @@ channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
                 pos.push_back(channel_estimation::subcarrier_position(k, d_n_sc));
             for (const cf& x : p.inv_flat)
                 inv.push_back(make_float2(x.real(), x.imag()));
-            for (int re : p.re_flat)
+            for (int re : p.re_flat) {
                 row_re.push_back(row_of[re / d_n_sc] * d_n_sc + re % d_n_sc);
+                grid_re.push_back(re);
+            }
             delay.insert(delay.end(), p.delay_pairs.begin(), p.delay_pairs.end());
             for (int li = 0; li < kLags; ++li) {
                 pt.lag_off[li] = static_cast<int>(lag.size());
@@ -421,6 +446,10 @@ channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
     upload(d_inv, inv);
     upload(d_lag, lag);
     upload(d_row_re, row_re);
+    upload(d_re, grid_re);
+    d_flag.reserve(1);
+    h_flag.reserve(1);
+    *h_flag.get() = 0;
     const size_t max_y = d_rows.size() * d_n_sc * static_cast<size_t>(d_n_rx);
     const size_t pairs = static_cast<size_t>(d_n_tx) * d_n_rx;
     h_y.reserve(max_y);
@@ -456,7 +485,6 @@ float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
     if (ns < 0 || ns >= lte_numerology::slots_per_frame)
         throw std::invalid_argument("mimodet: slot index must be 0..19, got " +
                                     std::to_string(ns));
-    const int n_pairs = d_n_tx * d_n_rx;
     const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
     // The CRS symbols of every antenna, [r][row][k] (3 of 7 symbols).
     const size_t rows_len = d_rows.size() * d_n_sc;
@@ -472,42 +500,94 @@ float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
                                        cudaMemcpyHostToDevice,
                                        d_stream));
     const int64_t t_gather = d_timeline ? call_timeline::now_ns() : 0;
+    const double nv = enqueue(ns, d_y.get(), static_cast<int>(rows_len), d_row_re.get(),
+                              d_H.get(), nullptr, d_stream);
+    if (std::isnan(nv))
+        return d_cpu.estimate(ns, grids, H); // unusable slot: the CPU's NaN path, rare
+    const int n_h = static_cast<int>(d_cpu.h_size());
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        h_H.get(), d_H.get(), n_h * sizeof(float2), cudaMemcpyDeviceToHost, d_stream));
+    MIMODET_CUDA_CHECK(cudaStreamSynchronize(d_stream));
+    const int64_t t_wiener = d_timeline ? call_timeline::now_ns() : 0;
+    std::memcpy(H, h_H.get(), n_h * sizeof(float2));
+    if (d_timeline)
+        d_timeline->add({ double(t_start),
+                          double(t_gather - t_start),
+                          double(d_t_stats - t_gather),
+                          double(d_t_model - d_t_stats),
+                          double(t_wiener - d_t_model),
+                          double(call_timeline::now_ns() - t_wiener) });
+    return static_cast<float>(nv);
+}
+
+float channel_estimation_cuda::estimate_packed(int ns, void* dev_packed, void* stream)
+{
+    if (ns < 0 || ns >= lte_numerology::slots_per_frame)
+        throw std::invalid_argument("mimodet: slot index must be 0..19, got " +
+                                    std::to_string(ns));
+    const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
+    auto* packed = static_cast<float2*>(dev_packed);
+    const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
+    auto s = static_cast<cudaStream_t>(stream);
+    MIMODET_CUDA_CHECK(cudaMemsetAsync(d_flag.get(), 0, sizeof(int), s));
+    const double nv = enqueue(ns, packed, static_cast<int>(grid_len), d_re.get(),
+                              packed + d_n_rx * grid_len, d_flag.get(), s);
+    if (std::isnan(nv))
+        return std::numeric_limits<float>::quiet_NaN();
+    MIMODET_CUDA_CHECK(
+        cudaMemcpyAsync(h_flag.get(), d_flag.get(), sizeof(int), cudaMemcpyDeviceToHost, s));
+    if (d_timeline) // the Wiener step is only enqueued here; nothing is copied back
+        d_timeline->add({ double(t_start), 0.0, double(d_t_stats - t_start),
+                          double(d_t_model - d_t_stats),
+                          double(call_timeline::now_ns() - d_t_model), 0.0 });
+    return static_cast<float>(nv);
+}
+
+double channel_estimation_cuda::enqueue(int ns,
+                                        const float2* y,
+                                        int rows_len,
+                                        const int* row_re,
+                                        float2* dev_H,
+                                        int* flag,
+                                        cudaStream_t s)
+{
+    const int n_pairs = d_n_tx * d_n_rx;
     const port_table* ports = d_ports.get() + static_cast<size_t>(ns) * d_n_tx;
     double* pair_sums = d_sums.get();
     double* port_sums = pair_sums + n_pairs * kPairSums;
     double* theta = port_sums + d_n_tx * kPortSums;
-    ls_kernel<<<n_pairs, kThreads, 0, d_stream>>>(ports,
-                                                  d_n_rx,
-                                                  d_noise_ports,
-                                                  d_first.get(),
-                                                  d_nrm.get(),
-                                                  d_inv.get(),
-                                                  d_row_re.get(),
-                                                  static_cast<int>(rows_len),
-                                                  d_delay.get(),
-                                                  d_y.get(),
-                                                  d_ls.get(),
-                                                  d_pm,
-                                                  pair_sums);
+    ls_kernel<<<n_pairs, kThreads, 0, s>>>(ports,
+                                           d_n_rx,
+                                           d_noise_ports,
+                                           d_first.get(),
+                                           d_nrm.get(),
+                                           d_inv.get(),
+                                           row_re,
+                                           rows_len,
+                                           d_delay.get(),
+                                           y,
+                                           d_ls.get(),
+                                           d_pm,
+                                           pair_sums);
     MIMODET_CUDA_CHECK_LAUNCH();
-    port_kernel<<<d_n_tx, kThreads, 0, d_stream>>>(ports,
-                                                   d_n_rx,
-                                                   d_noise_ports * d_n_rx,
-                                                   d_d0[ns],
-                                                   d_pos.get(),
-                                                   d_lag.get(),
-                                                   d_ls.get(),
-                                                   d_pm,
-                                                   d_lst.get(),
-                                                   pair_sums,
-                                                   port_sums,
-                                                   theta);
+    port_kernel<<<d_n_tx, kThreads, 0, s>>>(ports,
+                                            d_n_rx,
+                                            d_noise_ports * d_n_rx,
+                                            d_d0[ns],
+                                            d_pos.get(),
+                                            d_lag.get(),
+                                            d_ls.get(),
+                                            d_pm,
+                                            d_lst.get(),
+                                            pair_sums,
+                                            port_sums,
+                                            theta);
     MIMODET_CUDA_CHECK_LAUNCH();
     const size_t n_sums = static_cast<size_t>(n_pairs) * kPairSums + d_n_tx * kPortSums + 1;
     MIMODET_CUDA_CHECK(cudaMemcpyAsync(
-        h_sums.get(), d_sums.get(), n_sums * sizeof(double), cudaMemcpyDeviceToHost, d_stream));
-    MIMODET_CUDA_CHECK(cudaStreamSynchronize(d_stream));
-    const int64_t t_stats = d_timeline ? call_timeline::now_ns() : 0;
+        h_sums.get(), d_sums.get(), n_sums * sizeof(double), cudaMemcpyDeviceToHost, s));
+    MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
+    d_t_stats = d_timeline ? call_timeline::now_ns() : 0;
 
     // The model, as channel_estimation::estimate() decides it: the pairs' and the ports'
     // sums combined in the order (t, r) and t.
@@ -521,7 +601,7 @@ float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
     const double nv = channel_estimation::noise_variance(
         sum, &d_count[static_cast<size_t>(ns) * 4], power, d_n_power[ns]);
     if (std::isnan(nv))
-        return d_cpu.estimate(ns, grids, H); // unusable slot: the CPU's NaN path, rare
+        return nv;
     const double* ps = hs + n_pairs * kPairSums;
     double pw = 0.0, sum_lag[kLags] = {};
     for (int t = 0; t < d_n_tx; ++t) {
@@ -541,24 +621,12 @@ float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
         fs.f[t] = device_filter_for(d_cpu.d_ports[static_cast<size_t>(ns) * d_n_tx + t].pattern,
                                     b_idx,
                                     snr_idx);
-    const int64_t t_model = d_timeline ? call_timeline::now_ns() : 0;
+    d_t_model = d_timeline ? call_timeline::now_ns() : 0;
     const int n_h = static_cast<int>(d_cpu.h_size());
-    wiener_kernel<<<(n_h + kThreads - 1) / kThreads, kThreads, 0, d_stream>>>(
-        fs, d_n_tx, d_n_rx, d_n_sc, d_pm, d_lst.get(), d_pos_sc.get(), theta, d_H.get());
+    wiener_kernel<<<(n_h + kThreads - 1) / kThreads, kThreads, 0, s>>>(
+        fs, d_n_tx, d_n_rx, d_n_sc, d_pm, d_lst.get(), d_pos_sc.get(), theta, dev_H, flag);
     MIMODET_CUDA_CHECK_LAUNCH();
-    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
-        h_H.get(), d_H.get(), n_h * sizeof(float2), cudaMemcpyDeviceToHost, d_stream));
-    MIMODET_CUDA_CHECK(cudaStreamSynchronize(d_stream));
-    const int64_t t_wiener = d_timeline ? call_timeline::now_ns() : 0;
-    std::memcpy(H, h_H.get(), n_h * sizeof(float2));
-    if (d_timeline)
-        d_timeline->add({ double(t_start),
-                          double(t_gather - t_start),
-                          double(t_stats - t_gather),
-                          double(t_model - t_stats),
-                          double(t_wiener - t_model),
-                          double(call_timeline::now_ns() - t_wiener) });
-    return static_cast<float>(nv);
+    return nv;
 }
 
 std::unique_ptr<gpu_channel_estimation>

@@ -6,6 +6,7 @@
  */
 
 #include "channel_estimator_impl.h"
+#include "detector_block_common.h"
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <algorithm>
@@ -35,25 +36,6 @@ int checked_n_tx(int n_tx)
 }
 
 int grid_size(double mhz) { return 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
-
-// 0 -> min(hardware threads, pairs, 4): the pairs bound the LS phase's parallelism, and
-// more threads take cores from the other blocks: in the 20 MHz 4x4 receiver at 2000
-// slots/s on 16 cores, 4 threads gave the same estimator busy time as 16 and a p99
-// latency below 1 ms instead of 1.2-2.4 ms (docs/PERFORMANCE.md; measured while idle
-// workers still polled for 200 us after each job). 8 threads make a 20 MHz 4x4 slot
-// 0.003-0.03 ms faster on the H100 host (2026-11-23, fifth session); their effect on the
-// receiver's p99 is not measured yet, so the default stays.
-constexpr int k_default_max_threads = 4;
-int resolved_threads(int threads, int n_tx, int n_rx)
-{
-    if (threads < 0 || threads > 256)
-        throw std::invalid_argument("mimodet: channel_estimator: threads must be 0..256, got " +
-                                    std::to_string(threads));
-    if (threads > 0)
-        return threads;
-    const int hw = static_cast<int>(std::thread::hardware_concurrency());
-    return std::max(1, std::min({ hw > 0 ? hw : 1, n_tx * n_rx, k_default_max_threads }));
-}
 
 const std::string& checked_backend(const std::string& backend)
 {
@@ -97,7 +79,7 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
             n_rx,
             cell_id,
             4.7, // the core's default maximal delay spread (the normal CP)
-            resolved_threads(threads, checked_n_tx(n_tx), checked_n_rx(n_rx))),
+            estimator_threads("channel_estimator", threads, checked_n_tx(n_tx), checked_n_rx(n_rx))),
       d_slot_key(pmt::mp("slot")),
       d_grids(n_rx)
 {

@@ -6,6 +6,7 @@
  */
 
 #include "mimo_detector_impl.h"
+#include "detector_block_common.h"
 #include <gnuradio/io_signature.h>
 #include <gnuradio/logger.h>
 #include <gnuradio/mimodet/detector.h>
@@ -21,100 +22,8 @@ namespace mimodet {
 
 namespace {
 
-bool is_soft_algorithm(const std::string& a)
-{
-    return a == "ml" || a == "zf" || a == "mmse" || a == "sfsd" || a == "mtt";
-}
-
-//! The configuration, checked before any signature is built.
-detector_config make_config(const std::string& algorithm,
-                            double bandwidth_mhz,
-                            int n_tx,
-                            int n_rx,
-                            const std::string& modulation,
-                            const std::string& backend,
-                            bool soft_output,
-                            const std::vector<int>& lvl,
-                            const std::vector<int>& exp,
-                            int T,
-                            int niter,
-                            int sorted_qr,
-                            float llr_clip,
-                            int threads,
-                            bool llr_scaled,
-                            double deadline_us)
-{
-    lte_numerology::from_bandwidth(bandwidth_mhz); // throws for unknown bandwidths
-    if (n_tx != 1 && n_tx != 2 && n_tx != 4)
-        throw std::invalid_argument("mimodet: mimo_detector: n_tx must be 1, 2 or 4, got " +
-                                    std::to_string(n_tx));
-    if (n_rx < n_tx || n_rx > 8)
-        throw std::invalid_argument("mimodet: mimo_detector: n_rx must be n_tx.." +
-                                    std::string("8, got ") + std::to_string(n_rx));
-    detector_config cfg;
-    cfg.algorithm = algorithm;
-    cfg.n_tx = n_tx;
-    cfg.n_rx = n_rx;
-    cfg.mod = parse_modulation(modulation);
-    cfg.backend = backend;
-    cfg.threads = threads;
-    cfg.psd_lvl = lvl;
-    cfg.psd_exp = exp;
-    cfg.fsd_full_levels = T;
-    cfg.sfsd_niter = niter;
-    cfg.sorted_qr = sorted_qr;
-    cfg.llr_clip = llr_clip;
-    cfg.llr_scaled = llr_scaled;
-    cfg.psd_deadline_us = deadline_us;
-    const auto& names = algorithms();
-    if (std::find(names.begin(), names.end(), algorithm) == names.end())
-        throw std::invalid_argument("mimodet: mimo_detector: unknown algorithm '" +
-                                    algorithm + "'");
-    if (soft_output && !is_soft_algorithm(algorithm))
-        throw std::invalid_argument("mimodet: mimo_detector: algorithm '" + algorithm +
-                                    "' gives hard bits only; soft_output needs one of "
-                                    "ml, zf, mmse, sfsd, mtt");
-    return cfg;
-}
-
-//! The core's log lines go to one GNU Radio logger (shared by every instance).
-void route_core_log()
-{
-    static const auto core_logger = std::make_shared<gr::logger>("mimodet core");
-    set_log_handler([logger = core_logger](const std::string& level, const std::string& msg) {
-        if (level == "error")
-            logger->error("{}", msg);
-        else if (level == "warn" || level == "warning")
-            logger->warn("{}", msg);
-        else if (level == "debug")
-            logger->debug("{}", msg);
-        else
-            logger->info("{}", msg);
-    });
-}
-
 //! Most slots the block detects in one call (when that many are queued).
 constexpr int k_max_slots_per_call = 8;
-//! The integer in environment variable `name` if it lies in lo..hi, else `fallback`.
-//! For measurement switches only, read when a block is made.
-int env_override(const char* name, int lo, int hi, int fallback)
-{
-    if (const char* env = std::getenv(name)) {
-        const int n = std::atoi(env);
-        if (n >= lo && n <= hi)
-            return n;
-    }
-    return fallback;
-}
-
-/*!
- * Detector lanes of a CUDA block (see the constructor): 2, or 1 with a PSD deadline (the
- * budgeted search fills the GPU until its deadline, so a second lane's search only waits
- * for it: on the H100 one lane gave the same slots/s and a lower p99, docs/PERFORMANCE.md).
- * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
- */
-int gpu_lanes(bool deadline) { return env_override("MIMODET_GPU_LANES", 1, 4, deadline ? 1 : 2); }
-
 //! Most slots per call without a PSD deadline: k_max_slots_per_call;
 //! MIMODET_MAX_SLOTS_PER_CALL=1..8 overrides it (measurements only).
 int max_slots_per_call()
@@ -145,7 +54,8 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
                                         bool llr_scaled,
                                         double deadline_us)
 {
-    const detector_config cfg = make_config(algorithm,
+    const detector_config cfg = make_detector_block_config("mimo_detector",
+                                                           algorithm,
                                             bandwidth_mhz,
                                             n_tx,
                                             n_rx,
@@ -251,21 +161,7 @@ int mimo_detector_impl::slot_of_item(uint64_t abs_item, bool& tagged)
 {
     std::vector<gr::tag_t> tags;
     get_tags_in_range(tags, 0, abs_item, abs_item + 1, d_slot_key);
-    int ns = d_next_ns;
-    tagged = false;
-    for (const auto& tag : tags) {
-        const long v = pmt::is_integer(tag.value) ? pmt::to_long(tag.value) : -1;
-        if (v >= 0 && v < lte_numerology::slots_per_frame) {
-            ns = static_cast<int>(v);
-            tagged = true;
-        } else {
-            d_logger->error("slot tag with invalid value {} at item {}; using slot {}",
-                            pmt::write_string(tag.value),
-                            abs_item,
-                            ns);
-        }
-    }
-    return ns;
+    return slot_from_tags(tags, abs_item, d_next_ns, tagged, *d_logger);
 }
 
 int mimo_detector_impl::general_work(int noutput_items,

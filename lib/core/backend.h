@@ -45,6 +45,17 @@ public:
     //! As channel_estimation::estimate(); not reentrant (one call at a time).
     virtual float
     estimate(int ns, const std::complex<float>* const* grids, std::complex<float>* H) = 0;
+    /*!
+     * The fused receiver's path (slot_receiver): as estimate(), from a packed slot
+     * already on the device (dev_packed: the n_rx grids of 7 * n_sc values one after
+     * another), writing H right after the grids, on the caller's stream (a
+     * cudaStream_t): the statistics are waited for, the Wiener step is only enqueued.
+     * Returns NaN where the slot is unusable (H not written: the caller takes the CPU
+     * path, estimate()'s fallback). Once the stream has passed this call's work,
+     * h_finite() says whether every value of that H was finite.
+     */
+    virtual float estimate_packed(int ns, void* dev_packed, void* stream) = 0;
+    virtual bool h_finite() const = 0;
 };
 
 //! A GPU estimator with cpu's configuration (cpu must outlive it: its tables, filter

@@ -296,6 +296,11 @@ void detector::run_gathered(int, const cf*, float, uint8_t*, float*, vector_stat
     throw std::logic_error("mimodet: backend '" + backend() + "' has no device gather");
 }
 
+float detector::run_staged(int, const cf*, device_stage&, uint8_t*, float*, vector_stats*)
+{
+    throw std::logic_error("mimodet: backend '" + backend() + "' has no device gather");
+}
+
 void detector::run_checked(const cf* H,
                            const cf* y,
                            const std::vector<batch_segment>& segments,

@@ -107,6 +107,91 @@ std::string slot_detection::detect_packed(const slot_input& in,
     return std::string();
 }
 
+namespace {
+//! The GPU estimator as the detector's device stage.
+class estimation_stage : public detector::device_stage
+{
+public:
+    estimation_stage(gpu_channel_estimation& est, int ns) : d_est(est), d_ns(ns) {}
+    float run(void* dev_packed, void* stream) override
+    {
+        return d_est.estimate_packed(d_ns, dev_packed, stream);
+    }
+
+private:
+    gpu_channel_estimation& d_est;
+    int d_ns;
+};
+} // namespace
+
+slot_detection::estimated_slot slot_detection::detect_estimated(int ns,
+                                                                const cf* const* grids,
+                                                                gpu_channel_estimation& est,
+                                                                uint8_t* bits,
+                                                                float* llr,
+                                                                bool count_truncated)
+{
+    if (d_layout_id.empty())
+        throw std::logic_error("mimodet: detect_estimated needs a detector that gathers on "
+                               "its device");
+    if ((bits == nullptr) == (llr == nullptr))
+        throw std::invalid_argument("mimodet: detect_estimated needs exactly one output");
+    if (llr && !d_det->soft())
+        throw std::logic_error("mimodet: detector '" + d_det->config().algorithm +
+                               "' gives hard bits only");
+    estimated_slot res;
+    if (ns < 0 || ns >= lte_numerology::slots_per_frame) {
+        res.estimated = true; // nothing for the host path to do either
+        res.why = "slot index " + std::to_string(ns) + " outside 0..19";
+        return res;
+    }
+    const int64_t t0 = d_timeline ? call_timeline::now_ns() : 0;
+    const size_t n = data_vectors(ns);
+    const size_t n_out = n * d_per_elem;
+    auto zeros = [&] {
+        if (bits)
+            std::fill(bits, bits + n_out, uint8_t(0));
+        else
+            std::fill(llr, llr + n_out, 0.0f);
+    };
+    const size_t grid_len = 7 * static_cast<size_t>(d_grid.numerology().n_sc);
+    bool finite = true;
+    for (int r = 0; r < d_n_rx; ++r)
+        finite &= copy_finite(grids[r], d_packed.data() + r * grid_len, grid_len);
+    d_t_packed = d_timeline ? call_timeline::now_ns() : 0;
+    if (!finite) { // a NaN or Inf somewhere: only the data elements matter here (the
+                   // pilots' turn comes in the estimator, which finds them unusable)
+        res.why = check_grids(ns, grids);
+        if (!res.why.empty()) {
+            res.estimated = true;
+            zeros();
+            return res;
+        }
+    }
+    if (count_truncated)
+        d_stats.resize(n);
+    estimation_stage stage(est, ns);
+    res.noise_var = d_det->run_staged(d_layout_id[ns], d_packed.data(), stage, bits, llr,
+                                      count_truncated ? d_stats.data() : nullptr);
+    if (std::isnan(res.noise_var)) {
+        zeros();
+        res.why = "pilots unusable";
+        return res; // estimated = false: the host path decides
+    }
+    res.estimated = true;
+    if (!est.h_finite()) {
+        zeros();
+        res.why = "H contains NaN or Inf";
+        return res;
+    }
+    if (count_truncated)
+        for (size_t j = 0; j < n; ++j)
+            res.truncated += d_stats[j].truncated;
+    const int64_t t1 = d_timeline ? call_timeline::now_ns() : 0;
+    record_call(t0, d_t_packed, t1, 1, n);
+    return res;
+}
+
 size_t slot_detection::data_vectors(int ns) const
 {
     return ns >= 0 && ns < lte_numerology::slots_per_frame ? d_grid.data_elements(ns).size()
@@ -148,10 +233,17 @@ slot_detection::check(int ns, const cf* const* grids, const cf* H, float noise_v
         return "slot index " + std::to_string(ns) + " outside 0..19";
     if (!std::isfinite(noise_var) || !(noise_var > 0.0f))
         return "noise_var " + std::to_string(noise_var) + " is not finite and > 0";
-    auto bad = [](const cf& v) { return !std::isfinite(v.real()) || !std::isfinite(v.imag()); };
     const size_t hn = static_cast<size_t>(d_grid.numerology().n_sc) * d_n_rx * d_n_tx;
     if (!all_finite(H, hn))
         return "H contains NaN or Inf";
+    return check_grids(ns, grids);
+}
+
+std::string slot_detection::check_grids(int ns, const cf* const* grids) const
+{
+    if (ns < 0 || ns >= lte_numerology::slots_per_frame)
+        return "slot index " + std::to_string(ns) + " outside 0..19";
+    auto bad = [](const cf& v) { return !std::isfinite(v.real()) || !std::isfinite(v.imag()); };
     const size_t grid_len = 7 * static_cast<size_t>(d_grid.numerology().n_sc);
     for (int r = 0; r < d_n_rx; ++r) {
         // Fast path: the whole grid; only data elements count, so look closer on a miss.

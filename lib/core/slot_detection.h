@@ -11,6 +11,7 @@
 #ifndef INCLUDED_MIMODET_CORE_SLOT_DETECTION_H
 #define INCLUDED_MIMODET_CORE_SLOT_DETECTION_H
 
+#include "backend.h"
 #include "call_timeline.h"
 #include "host_memory.h"
 #include <gnuradio/mimodet/api.h>
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,8 @@ public:
      * grids finite. Returns an empty string when usable, else the reason.
      */
     std::string check(int ns, const cf* const* grids, const cf* H, float noise_var) const;
+    //! check()'s part for the grids alone: their data elements finite.
+    std::string check_grids(int ns, const cf* const* grids) const;
 
     /*!
      * Detects slot ns: grids[r] (7 * n_sc each), H[(k * n_rx + r) * n_tx + t], the slot's
@@ -139,6 +143,29 @@ public:
                                          uint8_t* out,
                                          std::vector<size_t>* truncated = nullptr);
     std::vector<std::string> detect_llr(const std::vector<slot_input>& slots, float* out);
+
+    //! What detect_estimated did with a slot.
+    struct estimated_slot {
+        //! False where the GPU estimator found the slot's pilots unusable: nothing was
+        //! detected, and the caller takes the host path (channel_estimation::estimate()).
+        bool estimated = false;
+        std::string why;  //!< why it was not detected (outputs zeros), else empty
+        float noise_var = std::numeric_limits<float>::quiet_NaN(); //!< the estimate
+        size_t truncated = 0; //!< vectors a PSD deadline cut short (with count_truncated)
+    };
+    /*!
+     * A one-slot call whose H is estimated on the device (device_gather() only;
+     * slot_receiver's fused path): the grids are checked while they are packed, only
+     * they are uploaded, est's kernels write the slot's H next to them and give the noise
+     * variance, then the slot is detected there. Exactly one of bits / llr non-null
+     * (values_per_slot(ns) values; zeros where the slot is not detected).
+     */
+    estimated_slot detect_estimated(int ns,
+                                    const cf* const* grids,
+                                    gpu_channel_estimation& est,
+                                    uint8_t* bits,
+                                    float* llr,
+                                    bool count_truncated = false);
 
 private:
     //! Checks the slots and gathers the usable ones (why[i] empty) into one segmented

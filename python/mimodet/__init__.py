@@ -16,9 +16,10 @@ Batch detection API::
 See docs/CONVENTIONS.md for the system model, SNR, bit order and LLR sign/scale.
 
 GNU Radio blocks of the LTE-style slot chain (docs/SLOT_LAYOUT.md): slot_framer,
-mimo_channel, ofdm_sync, ofdm_demod, channel_estimator, mimo_detector; numerology and
-grid map: lte_numerology, lte_grid. Helpers: gnuradio.mimodet.loopback (the whole link
-as a top block, BER counters, the ZF constellation helper) and
+mimo_channel, ofdm_sync, ofdm_demod, channel_estimator, mimo_detector, mimo_receiver
+(estimator + detector in one block); numerology and grid map: lte_numerology, lte_grid.
+Helpers: gnuradio.mimodet.loopback (the whole link as a top block, BER counters, the ZF
+constellation helper) and
 gnuradio.mimodet.gui_probes (throughput meter), used by examples/ (examples/README.md).
 """
 

@@ -249,9 +249,15 @@ DETECTORS = {
 }
 
 
-def all_blocks_graph(lang):
-    common = dict(bandwidth="bandwidth", n_tx=2, n_rx=2, modulation="'qpsk'",
-                  cell_id=1, backend="'cpu'", threads=1)
+# The detecting blocks' parameters shared by the GRC tests' flowgraphs.
+GRC_COMMON = dict(bandwidth="bandwidth", n_tx=2, n_rx=2, modulation="'qpsk'", cell_id=1,
+                  backend="'cpu'", threads=1)
+
+
+def front_end_graph(lang, snr_db):
+    """The GRC tests' front end, (blocks, connections): one frame of bits (cell 1, seed
+    3) -> slot_framer -> mimo_channel (1.4 MHz 2x2 QPSK, EPA at snr_db, grids) ->
+    channel_estimator "est"; the channel's true H goes to a null sink."""
     blocks = [
         ("bandwidth", "variable", {"value": "1.4"}),
         ("src", "blocks_vector_source_x",
@@ -262,7 +268,7 @@ def all_blocks_graph(lang):
          dict(bandwidth="bandwidth", n_tx=2, modulation="'qpsk'", cell_id=1,
               freq_domain="True")),
         ("chan", "mimodet_mimo_channel",
-         dict(n_tx=2, n_rx=2, model="'epa'", snr_db=40, bandwidth="bandwidth",
+         dict(n_tx=2, n_rx=2, model="'epa'", snr_db=snr_db, bandwidth="bandwidth",
               doppler_hz=-1, freq_domain="True", cfo=0, timing_offset=0, seed=3)),
         ("est", "mimodet_channel_estimator",
          dict(bandwidth="bandwidth", n_tx=2, n_rx=2, cell_id=1)),
@@ -275,6 +281,12 @@ def all_blocks_graph(lang):
     for r in range(2):
         conns += [("framer", r, "chan", r), ("chan", r, "est", r)]
     conns.append(("chan", 2, "h_sink", 0))
+    return blocks, conns
+
+
+def all_blocks_graph(lang):
+    common = GRC_COMMON
+    blocks, conns = front_end_graph(lang, 40)
     for name, (bid, extra, soft) in DETECTORS.items():
         p = dict(common)
         p.update(extra)

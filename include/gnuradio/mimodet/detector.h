@@ -248,6 +248,40 @@ protected:
                               uint8_t* bits,
                               float* llr,
                               vector_stats* stats);
+
+public:
+    /*!
+     * Work on the device between a packed slot's upload and its detection: a fused
+     * receiver's channel estimation, which writes the slot's H on the device next to its
+     * grids (the library's slot_receiver; see run_staged).
+     */
+    class device_stage
+    {
+    public:
+        virtual ~device_stage() = default;
+        /*!
+         * dev_packed: the packed slot on the device, its n_rx grids already there; writes
+         * its H after them. stream: the cudaStream_t the detection follows on (work
+         * enqueued there needs no wait; the stage may synchronise it). Returns the slot's
+         * noise variance, or NaN where the slot cannot be detected (nothing is then
+         * detected).
+         */
+        virtual float run(void* dev_packed, void* stream) = 0;
+    };
+
+protected:
+    /*!
+     * As run_gathered, but only the grids of packed (the first n_rx * grid_len values)
+     * are uploaded; stage writes H on the device and gives the noise variance. Returns
+     * it (NaN: stage refused the slot, nothing detected). Backends that gather on their
+     * device only (the default throws std::logic_error).
+     */
+    virtual float run_staged(int layout,
+                             const cf* packed,
+                             device_stage& stage,
+                             uint8_t* bits,
+                             float* llr,
+                             vector_stats* stats);
 };
 
 //! Names of the algorithms (for messages, GRC and Python).

@@ -1,0 +1,101 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_MIMO_RECEIVER_H
+#define INCLUDED_MIMODET_MIMO_RECEIVER_H
+
+#include <gnuradio/block.h>
+#include <gnuradio/mimodet/api.h>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+/*!
+ * \brief Channel estimation and MIMO detection in one block: grids -> bits or LLRs. The
+ * same results as channel_estimator followed by mimo_detector, with the GPU stages back
+ * to back.
+ * \ingroup mimodet
+ *
+ * \details
+ * Inputs: the n_rx receive grids, gr_complex[7 * n_sc] per slot (element l * n_sc + k);
+ * input 0 carries the "slot" tag (value: long ns). Output: as mimo_detector's (per slot
+ * n_data(ns) * n_tx * q bits or LLRs, docs/SLOT_LAYOUT.md), with the "slot" tag on each
+ * slot's first item, and the "truncated" tag where a PSD deadline cut searches short.
+ *
+ * With backend cuda, a slot's grids go to the GPU once: the channel estimator's kernels
+ * (channel_estimator with backend cuda) read its pilots there and write H next to the
+ * grids, where the detector's kernels read it. The slot's H never comes back to the host,
+ * and there is no hand-over between two blocks. The host waits twice per slot: for the
+ * pilot statistics (the noise and filter model stays on the CPU) and for the outputs.
+ * With backend cpu the block runs the CPU estimator, then the CPU detector. The results
+ * are those of the two blocks with the same backend. Two lanes (one with a PSD deadline)
+ * work on two queued slots at once on the GPU.
+ *
+ * A slot whose pilots are unusable (non-finite or all zero: no noise variance), or whose
+ * data elements or estimated channel are not finite, is logged as an error, output as
+ * zeros and counted in bad_slots(). Items without a slot tag take the previous slot + 1.
+ */
+class MIMODET_API mimo_receiver : virtual public gr::block
+{
+public:
+    typedef std::shared_ptr<mimo_receiver> sptr;
+    /*!
+     * \param algorithm "ml", "zf", "mmse", "psd", "fsd", "sfsd" or "mtt".
+     * \param bandwidth_mhz LTE bandwidth: 1.4, 3, 5, 10, 15 or 20 (MHz).
+     * \param n_tx transmit antenna ports: 1, 2 or 4.
+     * \param n_rx receive antennas (grid inputs): n_tx .. 8.
+     * \param modulation "qpsk", "16qam" or "64qam".
+     * \param cell_id physical cell id 0..503 (pilots and data map).
+     * \param backend "cpu", "cuda" or "auto", for both stages.
+     * \param soft_output float LLRs instead of bits (not psd, fsd).
+     * \param lvl, exp, T, niter, sorted_qr, llr_clip, threads, llr_scaled, deadline_us
+     *        the detector's parameters, as mimo_detector::make().
+     * \param est_threads threads of the CPU channel estimator (0: its default), as
+     *        channel_estimator::make(); unused by the GPU estimator.
+     *
+     * Throws std::invalid_argument for an invalid configuration, std::runtime_error for
+     * backend cuda without a device.
+     */
+    static sptr make(const std::string& algorithm,
+                     double bandwidth_mhz,
+                     int n_tx,
+                     int n_rx,
+                     const std::string& modulation,
+                     int cell_id,
+                     const std::string& backend = "cpu",
+                     bool soft_output = false,
+                     const std::vector<int>& lvl = std::vector<int>(),
+                     const std::vector<int>& exp = std::vector<int>(),
+                     int T = -1,
+                     int niter = -1,
+                     int sorted_qr = -1,
+                     float llr_clip = 0.0f,
+                     int threads = 0,
+                     bool llr_scaled = true,
+                     double deadline_us = 0.0,
+                     int est_threads = 0);
+    //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
+    virtual int items_per_slot(int ns) const = 0;
+    //! "cpu" or "cuda": the backend actually running (both stages).
+    virtual std::string backend() const = 0;
+    //! Slots received so far (bad ones included).
+    virtual uint64_t slots_processed() const = 0;
+    //! Slots output as zeros because of unusable input.
+    virtual uint64_t bad_slots() const = 0;
+    //! Items of input 0 that had no "slot" tag.
+    virtual uint64_t untagged_slots() const = 0;
+    //! Slots in which the PSD deadline truncated at least one vector's search.
+    virtual uint64_t truncated_slots() const = 0;
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif /* INCLUDED_MIMODET_MIMO_RECEIVER_H */

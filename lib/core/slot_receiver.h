@@ -1,0 +1,97 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Channel estimation and detection of one LTE slot (no GNU Radio types): the core of the
+// mimo_receiver block.
+
+#ifndef INCLUDED_MIMODET_CORE_SLOT_RECEIVER_H
+#define INCLUDED_MIMODET_CORE_SLOT_RECEIVER_H
+
+#include "backend.h"
+#include "channel_estimation.h"
+#include "host_memory.h"
+#include "slot_detection.h"
+#include <gnuradio/mimodet/api.h>
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+/*!
+ * \brief channel_estimation, then slot_detection, on one slot. The results are those of
+ * the two in sequence (estimate(), then detect_bits / detect_llr with its H and noise
+ * variance).
+ *
+ * Fused (fused()): the detector gathers on its CUDA device and the GPU estimator exists.
+ * The slot's grids are uploaded once, the estimator's kernels read the pilots there and
+ * write H next to them, and the detector's kernels read it there
+ * (slot_detection::detect_estimated): H never comes back to the host. A slot whose
+ * pilots the GPU finds unusable takes the host path below (as the GPU estimator's
+ * estimate() does).
+ * Otherwise: the slot is estimated into a host H (on the GPU where gpu_estimation and a
+ * device exist, else on the CPU), then detected.
+ *
+ * Not thread safe: one call at a time per object.
+ */
+class MIMODET_API slot_receiver
+{
+public:
+    using cf = std::complex<float>;
+
+    /*!
+     * grid: the cell (n_tx = its ports); det: the detector (n_tx x n_rx); est_threads:
+     * the CPU estimator's threads (>= 1); gpu_estimation: estimate on the GPU where a
+     * device exists (fused with a detector that gathers on its device).
+     */
+    slot_receiver(const lte_grid& grid,
+                  int n_rx,
+                  detector::sptr det,
+                  int est_threads,
+                  bool gpu_estimation);
+    ~slot_receiver();
+
+    const slot_detection& detection() const { return d_det; }
+    const channel_estimation& estimation() const { return d_est; }
+    //! True where estimation and detection run back to back on the device.
+    bool fused() const { return d_fused; }
+    //! True where the channel is estimated on the GPU (fused or not).
+    bool gpu_estimation() const { return d_gpu != nullptr; }
+
+    struct result {
+        std::string why;     //!< why the slot was not detected (outputs zeros), or empty
+        float noise_var = 0; //!< the estimate (NaN for unusable pilots)
+        size_t truncated = 0; //!< vectors a PSD deadline cut short (count_truncated)
+    };
+    //! Slot ns: n_rx grids of 7 * n_sc -> detection().values_per_slot(ns) bits (hard
+    //! decisions, or a soft detector's LLR signs).
+    result receive_bits(int ns, const cf* const* grids, uint8_t* out, bool count_truncated = false);
+    //! As receive_bits, with max-log LLRs (soft detectors only: std::logic_error else).
+    result receive_llr(int ns, const cf* const* grids, float* out);
+
+    //! One dummy slot through every stage, so the GPU buffers and the estimator's filters
+    //! of a typical slot are in place before real-time operation.
+    void prepare();
+
+private:
+    result receive(int ns, const cf* const* grids, uint8_t* bits, float* llr, bool count_truncated);
+
+    channel_estimation d_est;
+    slot_detection d_det;
+    std::unique_ptr<gpu_channel_estimation> d_gpu;
+    bool d_fused = false;
+    host_vector<cf> d_H; //!< the host path's H
+};
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif

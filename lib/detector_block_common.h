@@ -1,0 +1,78 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// What the blocks of the receiver's back end (channel_estimator, mimo_detector,
+// mimo_receiver) share: their parameter checks, the core's log routing and the GPU lane
+// counts.
+
+#ifndef INCLUDED_MIMODET_DETECTOR_BLOCK_COMMON_H
+#define INCLUDED_MIMODET_DETECTOR_BLOCK_COMMON_H
+
+#include <gnuradio/logger.h>
+#include <gnuradio/mimodet/detector.h>
+#include <gnuradio/tags.h>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+//! The detector's configuration of a block named block, checked (std::invalid_argument
+//! with the block's name) before any signature is built.
+detector_config make_detector_block_config(const std::string& block,
+                                           const std::string& algorithm,
+                                           double bandwidth_mhz,
+                                           int n_tx,
+                                           int n_rx,
+                                           const std::string& modulation,
+                                           const std::string& backend,
+                                           bool soft_output,
+                                           const std::vector<int>& lvl,
+                                           const std::vector<int>& exp,
+                                           int T,
+                                           int niter,
+                                           int sorted_qr,
+                                           float llr_clip,
+                                           int threads,
+                                           bool llr_scaled,
+                                           double deadline_us);
+
+/*!
+ * The slot of input item abs_item from its "slot" tags (tags: those on that item): the
+ * last valid one (0..19), else next_ns (tagged = false). Invalid values are logged.
+ */
+int slot_from_tags(const std::vector<gr::tag_t>& tags,
+                   uint64_t abs_item,
+                   int next_ns,
+                   bool& tagged,
+                   gr::logger& logger);
+
+//! The core's log lines go to one GNU Radio logger (shared by every instance).
+void route_core_log();
+
+//! The integer in environment variable `name` if it lies in lo..hi, else `fallback`.
+//! For measurement switches only, read when a block is made.
+int env_override(const char* name, int lo, int hi, int fallback);
+
+//! The CPU channel estimator's threads: threads (1..256), or for 0 the default
+//! min(hardware threads, n_tx * n_rx, 4). std::invalid_argument (with the block's name)
+//! for other values.
+int estimator_threads(const std::string& block, int threads, int n_tx, int n_rx);
+
+/*!
+ * Detector lanes of a CUDA block: 2, or 1 with a PSD deadline (the budgeted search fills
+ * the GPU until its deadline, so a second lane's search only waits for it: on the H100
+ * one lane gave the same slots/s and a lower p99, docs/PERFORMANCE.md).
+ * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
+ */
+int gpu_lanes(bool deadline);
+
+} // namespace mimodet
+} // namespace gr
+
+#endif

@@ -1,0 +1,240 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "mimo_receiver_impl.h"
+#include "detector_block_common.h"
+#include <gnuradio/io_signature.h>
+#include <gnuradio/mimodet/lte_grid.h>
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace gr {
+namespace mimodet {
+
+mimo_receiver::sptr mimo_receiver::make(const std::string& algorithm,
+                                        double bandwidth_mhz,
+                                        int n_tx,
+                                        int n_rx,
+                                        const std::string& modulation,
+                                        int cell_id,
+                                        const std::string& backend,
+                                        bool soft_output,
+                                        const std::vector<int>& lvl,
+                                        const std::vector<int>& exp,
+                                        int T,
+                                        int niter,
+                                        int sorted_qr,
+                                        float llr_clip,
+                                        int threads,
+                                        bool llr_scaled,
+                                        double deadline_us,
+                                        int est_threads)
+{
+    const detector_config cfg = make_detector_block_config("mimo_receiver",
+                                                           algorithm,
+                                                           bandwidth_mhz,
+                                                           n_tx,
+                                                           n_rx,
+                                                           modulation,
+                                                           backend,
+                                                           soft_output,
+                                                           lvl,
+                                                           exp,
+                                                           T,
+                                                           niter,
+                                                           sorted_qr,
+                                                           llr_clip,
+                                                           threads,
+                                                           llr_scaled,
+                                                           deadline_us);
+    const int n_est = estimator_threads("mimo_receiver", est_threads, n_tx, n_rx);
+    return gnuradio::make_block_sptr<mimo_receiver_impl>(
+        cfg, bandwidth_mhz, cell_id, soft_output, n_est);
+}
+
+mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
+                                       double bandwidth_mhz,
+                                       int cell_id,
+                                       bool soft_output,
+                                       int est_threads)
+    : gr::block("mimo_receiver",
+                gr::io_signature::make(
+                    cfg.n_rx,
+                    cfg.n_rx,
+                    static_cast<int>(sizeof(gr_complex)) * 7 *
+                        lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
+                gr::io_signature::make(1, 1, soft_output ? sizeof(float) : sizeof(uint8_t))),
+      d_soft(soft_output),
+      d_deadline(cfg.psd_deadline_us > 0.0),
+      d_n_rx(cfg.n_rx),
+      d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
+      d_slot_key(pmt::mp("slot")),
+      d_truncated_key(pmt::mp("truncated"))
+{
+    route_core_log();
+    const lte_grid grid(lte_numerology::from_bandwidth(bandwidth_mhz), cfg.n_tx, cell_id);
+    // The estimator follows the detector's backend: on the GPU, both stages run back to
+    // back on the device (slot_receiver's fused path).
+    auto first = detector::make(cfg);
+    const bool gpu = first->backend() == "cuda";
+    d_lanes.push_back(std::make_unique<core::slot_receiver>(
+        grid, cfg.n_rx, std::move(first), est_threads, gpu));
+    if (gpu && !d_lanes[0]->fused())
+        d_logger->warn("the GPU detector does not gather on its device for this "
+                       "configuration: H goes through the host");
+    // GPU: further lanes, each with its own estimator and detector (streams, device and
+    // pinned buffers), receive other queued slots at the same time.
+    if (gpu)
+        for (int l = 1; l < gpu_lanes(d_deadline); ++l)
+            d_lanes.push_back(std::make_unique<core::slot_receiver>(
+                grid, cfg.n_rx, detector::make(cfg), est_threads, true));
+    d_max_per_slot = d_lanes[0]->detection().max_values_per_slot();
+    set_output_multiple(static_cast<int>(d_max_per_slot));
+    set_min_output_buffer(0, static_cast<long>(d_max_per_slot * d_lanes.size()));
+    set_relative_rate(static_cast<uint64_t>(d_max_per_slot), 1);
+    set_tag_propagation_policy(TPP_DONT);
+    // The GPU buffers and the filters of a typical slot now rather than in the middle of
+    // a stream.
+    if (gpu)
+        for (auto& lane : d_lanes)
+            lane->prepare();
+    d_timeline = core::call_timeline::make("receiver", { "t0_ns", "work_ns", "slots" });
+    d_logger->debug("{} receiver on {}{}: {}x{}, {} lane(s)",
+                    cfg.algorithm,
+                    backend(),
+                    d_lanes[0]->fused() ? " (estimation and detection on the device)" : "",
+                    cfg.n_tx,
+                    cfg.n_rx,
+                    d_lanes.size());
+}
+
+int mimo_receiver_impl::items_per_slot(int ns) const
+{
+    if (ns < 0 || ns >= lte_numerology::slots_per_frame)
+        throw std::invalid_argument("mimodet: slot index must be 0..19");
+    return static_cast<int>(d_lanes[0]->detection().values_per_slot(ns));
+}
+
+void mimo_receiver_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
+{
+    const int slots = std::max(1, static_cast<int>(noutput_items / d_max_per_slot));
+    std::fill(ninput_items_required.begin(), ninput_items_required.end(), slots);
+}
+
+int mimo_receiver_impl::slot_of_item(uint64_t abs_item, bool& tagged)
+{
+    std::vector<gr::tag_t> tags;
+    get_tags_in_range(tags, 0, abs_item, abs_item + 1, d_slot_key);
+    return slot_from_tags(tags, abs_item, d_next_ns, tagged, *d_logger);
+}
+
+int mimo_receiver_impl::general_work(int noutput_items,
+                                     gr_vector_int& ninput_items,
+                                     gr_vector_const_void_star& input_items,
+                                     gr_vector_void_star& output_items)
+{
+    const int64_t t_start = d_timeline ? core::call_timeline::now_ns() : 0;
+    const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
+    const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
+    const uint64_t first = nitems_read(0);
+    const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
+    auto* out = static_cast<char*>(output_items[0]);
+
+    // Up to one slot per lane in this call.
+    struct slot_job {
+        int ns;
+        size_t offset; //!< its first output item
+        std::vector<const gr_complex*> grids;
+    };
+    std::vector<slot_job> jobs;
+    size_t produced = 0;
+    while (static_cast<int>(jobs.size()) < avail && jobs.size() < d_lanes.size()) {
+        const int item = static_cast<int>(jobs.size());
+        bool tagged;
+        const int ns = slot_of_item(first + item, tagged);
+        const size_t n_out = d_lanes[0]->detection().values_per_slot(ns);
+        if (produced + n_out > static_cast<size_t>(noutput_items))
+            break;
+        if (!tagged) {
+            if (d_untagged == 0)
+                d_logger->warn("grid item {} has no slot tag; counting slots from the last "
+                               "one (slot {})",
+                               first + item,
+                               ns);
+            ++d_untagged;
+        }
+        slot_job j{ ns, produced, std::vector<const gr_complex*>(d_n_rx) };
+        for (int r = 0; r < d_n_rx; ++r)
+            j.grids[r] = static_cast<const gr_complex*>(input_items[r]) + item * grid_len;
+        jobs.push_back(std::move(j));
+        produced += n_out;
+        d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
+    }
+
+    d_results.assign(jobs.size(), core::slot_receiver::result{});
+    auto lane_run = [&](size_t l) {
+        const slot_job& j = jobs[l];
+        core::slot_receiver& rx = *d_lanes[l];
+        const size_t count = rx.detection().values_per_slot(j.ns);
+        try {
+            if (d_soft)
+                d_results[l] = rx.receive_llr(
+                    j.ns, j.grids.data(), reinterpret_cast<float*>(out) + j.offset);
+            else
+                d_results[l] = rx.receive_bits(j.ns,
+                                               j.grids.data(),
+                                               reinterpret_cast<uint8_t*>(out) + j.offset,
+                                               d_deadline);
+        } catch (const std::exception& ex) {
+            d_results[l] = core::slot_receiver::result{};
+            d_results[l].why = std::string("receiver failed: ") + ex.what();
+            std::memset(out + j.offset * elem, 0, count * elem);
+        }
+    };
+    if (jobs.size() > 1)
+        d_lane_pool.run(jobs.size(), lane_run);
+    else if (!jobs.empty())
+        lane_run(0);
+
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const int ns = jobs[i].ns;
+        const auto& res = d_results[i];
+        if (!res.why.empty()) {
+            if (d_bad == 0 || (d_bad + 1) % 1000 == 0)
+                d_logger->error("slot {} (item {}): {}; output set to zeros ({} bad slots "
+                                "so far)",
+                                ns,
+                                first + i,
+                                res.why,
+                                d_bad + 1);
+            ++d_bad;
+        }
+        const uint64_t tag_at = nitems_written(0) + jobs[i].offset;
+        add_item_tag(0, tag_at, d_slot_key, pmt::from_long(ns), alias_pmt());
+        if (res.why.empty() && res.truncated > 0) {
+            // The deadline cut some searches short: valid decisions, not necessarily ML.
+            add_item_tag(0,
+                         tag_at,
+                         d_truncated_key,
+                         pmt::from_long(static_cast<long>(res.truncated)),
+                         alias_pmt());
+            ++d_truncated;
+        }
+        ++d_slots;
+    }
+    consume_each(static_cast<int>(jobs.size()));
+    if (d_timeline)
+        d_timeline->add({ double(t_start),
+                          double(core::call_timeline::now_ns() - t_start),
+                          double(jobs.size()) });
+    return static_cast<int>(produced);
+}
+
+} // namespace mimodet
+} // namespace gr

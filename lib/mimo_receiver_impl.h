@@ -1,0 +1,67 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_MIMO_RECEIVER_IMPL_H
+#define INCLUDED_MIMODET_MIMO_RECEIVER_IMPL_H
+
+#include "core/call_timeline.h"
+#include "core/slot_receiver.h"
+#include "core/worker_pool.h"
+#include <gnuradio/mimodet/mimo_receiver.h>
+#include <pmt/pmt.h>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+class mimo_receiver_impl : public mimo_receiver
+{
+public:
+    mimo_receiver_impl(const detector_config& cfg,
+                       double bandwidth_mhz,
+                       int cell_id,
+                       bool soft_output,
+                       int est_threads);
+
+    int items_per_slot(int ns) const override;
+    std::string backend() const override { return d_lanes[0]->detection().det().backend(); }
+    uint64_t slots_processed() const override { return d_slots.load(); }
+    uint64_t bad_slots() const override { return d_bad.load(); }
+    uint64_t untagged_slots() const override { return d_untagged.load(); }
+    uint64_t truncated_slots() const override { return d_truncated.load(); }
+
+    void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
+    int general_work(int noutput_items,
+                     gr_vector_int& ninput_items,
+                     gr_vector_const_void_star& input_items,
+                     gr_vector_void_star& output_items) override;
+
+private:
+    //! The slot of input item abs_item (its "slot" tag, else the previous + 1).
+    int slot_of_item(uint64_t abs_item, bool& tagged);
+
+    //! One receiver per lane; lanes work on different slots of a call at once (GPU).
+    std::vector<std::unique_ptr<core::slot_receiver>> d_lanes;
+    std::vector<core::slot_receiver::result> d_results; //!< per slot of a call
+    bool d_soft, d_deadline;
+    int d_n_rx, d_n_sc;
+    size_t d_max_per_slot;
+    const pmt::pmt_t d_slot_key, d_truncated_key;
+    int d_next_ns = 0;
+    std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
+    //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
+    std::unique_ptr<core::call_timeline> d_timeline;
+    // Last member: its workers are joined before the lanes they use are destroyed.
+    core::worker_pool d_lane_pool;
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif /* INCLUDED_MIMODET_MIMO_RECEIVER_IMPL_H */

@@ -1,0 +1,66 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// slot_receiver (the mimo_receiver block's core) on the CPU against the chain it
+// replaces: channel_estimation::estimate(), then slot_detection with that H and noise
+// variance. Every algorithm, bits and LLRs, random and bad slots.
+
+#include "qa_slot_receiver_common.h"
+#include <gnuradio/mimodet/lte_grid.h>
+#include <gtest/gtest.h>
+
+using namespace gr::mimodet;
+using qa::compare_with_chain;
+using qa::receiver_case;
+
+TEST(slot_receiver, every_algorithm_matches_the_chain)
+{
+    const auto slots2 = qa::make_slots(lte_numerology::from_bandwidth(1.4), 2, 2, 7, 6, 15.0, 10.0, 1000.0, 21);
+    const auto slots4 = qa::make_slots(lte_numerology::from_bandwidth(1.4), 4, 4, 7, 3, 20.0, 5.0, 1000.0, 22);
+    for (const char* alg : { "zf", "mmse", "psd", "fsd", "sfsd", "mtt", "ml" }) {
+        const auto n = compare_with_chain({ 1.4, 2, 2, 7, modulation::qam16, alg, "cpu" }, slots2);
+        EXPECT_EQ(n.slots, slots2.size());
+        EXPECT_EQ(n.bad, 0u) << alg;
+        if (std::string(alg) != "ml")
+            compare_with_chain({ 1.4, 4, 4, 7, modulation::qpsk, alg, "cpu" }, slots4);
+    }
+    for (const char* alg : { "zf", "mmse", "sfsd", "mtt" })
+        compare_with_chain({ 1.4, 2, 2, 7, modulation::qam64, alg, "cpu", true }, slots2);
+}
+
+TEST(slot_receiver, bad_slots_match_the_chain)
+{
+    const auto slots = qa::receiver_bad_slots();
+    for (const char* alg : { "zf", "fsd" }) {
+        const auto n = compare_with_chain({ 3, 2, 2, 9, modulation::qpsk, alg, "cpu" }, slots);
+        // The NaN pilot, the zero slot, the infinite pilot, the NaN data element; the
+        // overflowing pilots give a non-finite noise variance or H.
+        EXPECT_EQ(n.bad, 5u) << alg;
+    }
+    compare_with_chain({ 3, 2, 2, 9, modulation::qpsk, "mmse", "cpu", true }, slots);
+}
+
+TEST(slot_receiver, truncated_counts_and_prepare)
+{
+    const auto num = lte_numerology::from_bandwidth(1.4);
+    const lte_grid grid(num, 2, 3);
+    detector_config cfg = qa::receiver_config({ 1.4, 2, 2, 3, modulation::qam64, "psd", "cpu" });
+    core::slot_receiver rx(grid, 2, detector::make(cfg), 2, true); // no device here: CPU
+    rx.prepare();
+    const auto slots = qa::make_slots(num, 2, 2, 3, 2, 20.0, 0.0, 500.0, 4);
+    std::vector<const std::complex<float>*> p;
+    for (const auto& v : slots[1].y)
+        p.push_back(v.data());
+    std::vector<uint8_t> bits(rx.detection().values_per_slot(slots[1].ns));
+    const auto r = rx.receive_bits(slots[1].ns, p.data(), bits.data(), true);
+    EXPECT_TRUE(r.why.empty());
+    EXPECT_EQ(r.truncated, 0u); // no deadline: the exact search
+    EXPECT_GT(r.noise_var, 0.0f);
+    EXPECT_THROW(rx.receive_llr(slots[1].ns, p.data(), nullptr), std::logic_error);
+    const auto bad = rx.receive_bits(25, p.data(), bits.data());
+    EXPECT_FALSE(bad.why.empty());
+}

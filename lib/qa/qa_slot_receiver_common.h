@@ -1,0 +1,150 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// slot_receiver against the chain it replaces (the estimator's estimate(), then
+// slot_detection with its H and noise variance) on random and bad slots: shared by the
+// CPU test (qa_slot_receiver) and the GPU test (qa_gpu_slot_receiver, the fused path).
+
+#ifndef INCLUDED_MIMODET_QA_SLOT_RECEIVER_COMMON_H
+#define INCLUDED_MIMODET_QA_SLOT_RECEIVER_COMMON_H
+
+#include "backend.h"
+#include "channel_estimation.h"
+#include "qa_estimation_slots.h"
+#include "slot_detection.h"
+#include "slot_receiver.h"
+#include <gtest/gtest.h>
+#include <cmath>
+#include <complex>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace qa {
+
+using gr::mimodet::detector;
+using gr::mimodet::detector_config;
+using gr::mimodet::modulation;
+
+struct receiver_case {
+    double mhz;
+    int n_tx, n_rx, cell_id;
+    modulation mod;
+    std::string algorithm;
+    std::string backend; //!< "cpu" or "cuda" (both stages)
+    bool llr = false;    //!< soft detectors: LLRs instead of bits
+};
+
+inline detector_config receiver_config(const receiver_case& c)
+{
+    detector_config cfg;
+    cfg.algorithm = c.algorithm;
+    cfg.n_tx = c.n_tx;
+    cfg.n_rx = c.n_rx;
+    cfg.mod = c.mod;
+    cfg.backend = c.backend;
+    cfg.threads = 2;
+    return cfg;
+}
+
+//! Counts of what compare_with_chain saw.
+struct chain_counts {
+    size_t slots = 0, bad = 0, values = 0;
+};
+
+/*!
+ * Runs slots through slot_receiver and through the chain (the same estimator kind, then
+ * slot_detection), and expects the same noise variance, the same outcome (detected or
+ * not) and bit-equal outputs; zeros for slots not detected.
+ */
+inline chain_counts compare_with_chain(const receiver_case& c, const std::vector<test_slot>& slots)
+{
+    using namespace gr::mimodet;
+    using cf = std::complex<float>;
+    const auto num = lte_numerology::from_bandwidth(c.mhz);
+    const lte_grid grid(num, c.n_tx, c.cell_id);
+    const bool gpu = c.backend == "cuda";
+    core::slot_receiver rx(grid, c.n_rx, detector::make(receiver_config(c)), 1, gpu);
+    if (gpu) {
+        EXPECT_TRUE(rx.gpu_estimation());
+        EXPECT_EQ(rx.fused(), rx.detection().device_gather());
+    } else {
+        EXPECT_FALSE(rx.fused());
+    }
+    core::channel_estimation est(num, c.n_tx, c.n_rx, c.cell_id, 4.7, 1);
+    std::unique_ptr<core::gpu_channel_estimation> gpu_est;
+    if (gpu)
+        gpu_est = core::make_cuda_channel_estimation(est);
+    core::slot_detection det(grid, c.n_rx, detector::make(receiver_config(c)));
+    chain_counts n;
+    std::vector<cf> H(est.h_size());
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const int ns = slots[i].ns;
+        std::vector<const cf*> p;
+        for (const auto& v : slots[i].y)
+            p.push_back(v.data());
+        const float nv = gpu_est ? gpu_est->estimate(ns, p.data(), H.data())
+                                 : est.estimate(ns, p.data(), H.data());
+        const std::vector<core::slot_detection::slot_input> in{ { ns, p.data(), H.data(), nv } };
+        const size_t n_out = det.values_per_slot(ns);
+        core::slot_receiver::result r;
+        std::string why;
+        bool same = true;
+        if (c.llr) {
+            std::vector<float> a(n_out, -3.0f), b(n_out, -5.0f);
+            r = rx.receive_llr(ns, p.data(), a.data());
+            why = det.detect_llr(in, b.data())[0];
+            same = a == b;
+            if (!r.why.empty())
+                for (float v : a)
+                    same &= v == 0.0f;
+        } else {
+            std::vector<uint8_t> a(n_out, 7), b(n_out, 9);
+            r = rx.receive_bits(ns, p.data(), a.data());
+            why = det.detect_bits(in, b.data())[0];
+            same = a == b;
+            if (!r.why.empty())
+                for (uint8_t v : a)
+                    same &= v == 0;
+        }
+        EXPECT_TRUE(same) << c.algorithm << " slot " << i << " (ns " << ns << "): outputs differ";
+        EXPECT_EQ(r.why.empty(), why.empty())
+            << c.algorithm << " slot " << i << ": receiver '" << r.why << "', chain '" << why
+            << "'";
+        if (std::isnan(nv))
+            EXPECT_TRUE(std::isnan(r.noise_var)) << "slot " << i;
+        else if (r.why.empty())
+            EXPECT_EQ(r.noise_var, nv) << "slot " << i;
+        ++n.slots;
+        n.bad += !r.why.empty();
+        n.values += n_out;
+    }
+    return n;
+}
+
+/*!
+ * bad_input_slots (3 MHz 2x2: a NaN pilot, an all-zero slot, an infinite pilot) and two
+ * more: a NaN data element (slot 4), and pilots so large that the noise variance
+ * overflows (slot 5).
+ * Slots 0 and 6.. are good.
+ */
+inline std::vector<test_slot> receiver_bad_slots()
+{
+    using namespace gr::mimodet;
+    auto slots = bad_input_slots(8);
+    const lte_grid grid(lte_numerology::from_bandwidth(3), 2, 9);
+    slots[4].y[1][grid.data_elements(slots[4].ns)[10]] = std::complex<float>(0, NAN);
+    for (auto& v : slots[5].y)
+        for (int t = 0; t < 2; ++t)
+            for (int re : grid.crs_elements(slots[5].ns, t))
+                v[re] *= 3e37f;
+    return slots;
+}
+
+} // namespace qa
+
+#endif

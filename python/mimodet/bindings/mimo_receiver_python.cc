@@ -1,0 +1,78 @@
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <gnuradio/block.h>
+#include <gnuradio/mimodet/mimo_receiver.h>
+
+namespace py = pybind11;
+using namespace gr::mimodet;
+
+void bind_mimo_receiver(py::module& m)
+{
+    py::class_<mimo_receiver, gr::block, gr::basic_block, std::shared_ptr<mimo_receiver>>(
+        m,
+        "mimo_receiver",
+        "Channel estimation and MIMO detection in one block: n_rx grids (with 'slot' tags) "
+        "-> bits (uint8) or LLRs (float, soft_output), n_data(ns)*n_tx*q per slot; the same "
+        "results as channel_estimator followed by mimo_detector with the same backend "
+        "(with backend cuda the slot's H stays on the GPU between the two stages). See "
+        "docs/SLOT_LAYOUT.md. Algorithm parameters as in mimodet.detector(): lvl, exp "
+        "(PSD), T (FSD/SFSD), niter (SFSD), sorted_qr (PSD/MTT), llr_clip, threads; "
+        "llr_scaled=False gives raw metric differences (noise_var times the LLRs); "
+        "est_threads: threads of the CPU channel estimator.")
+        .def(py::init(&mimo_receiver::make),
+             py::arg("algorithm"),
+             py::arg("bandwidth_mhz"),
+             py::arg("n_tx"),
+             py::arg("n_rx"),
+             py::arg("modulation") = "16qam",
+             py::arg("cell_id") = 0,
+             py::arg("backend") = "cpu",
+             py::arg("soft_output") = false,
+             py::arg("lvl") = std::vector<int>(),
+             py::arg("exp") = std::vector<int>(),
+             py::arg("T") = -1,
+             py::arg("niter") = -1,
+             py::arg("sorted_qr") = -1,
+             py::arg("llr_clip") = 0.0f,
+             py::arg("threads") = 0,
+             py::arg("llr_scaled") = true,
+             py::arg("deadline_us") = 0.0,
+             py::arg("est_threads") = 0,
+             "algorithm 'ml', 'zf', 'mmse', 'psd', 'fsd', 'sfsd' or 'mtt'; bandwidth_mhz in "
+             "{1.4, 3, 5, 10, 15, 20}; n_tx in {1, 2, 4}; n_rx n_tx..8 (grid inputs); "
+             "modulation 'qpsk', '16qam' or '64qam'; cell_id 0..503 (pilots and data map); "
+             "backend 'cpu', 'cuda' (RuntimeError without a CUDA device) or 'auto' (cuda "
+             "where a device exists), for both stages; soft_output: float LLRs instead of "
+             "bits (not for psd, fsd); deadline_us: psd search budget per slot in us (0: "
+             "exact), truncated slots get a 'truncated' tag; est_threads 0..256: threads of the "
+             "CPU channel estimator as channel_estimator's threads (0: min(CPU threads, "
+             "n_rx*n_tx, 4); the results do not depend on it; unused by the GPU estimator). Unset algorithm parameters (-1, []) take the algorithm's "
+             "default. ValueError otherwise.")
+        .def("items_per_slot",
+             &mimo_receiver::items_per_slot,
+             py::arg("ns"),
+             "Output items (bits or LLRs) of slot ns (0..19): n_data(ns) * n_tx * q.")
+        .def("backend",
+             &mimo_receiver::backend,
+             "The backend running both stages: 'cpu' or 'cuda'.")
+        .def("slots_processed",
+             &mimo_receiver::slots_processed,
+             "Slots received so far (bad ones included).")
+        .def("bad_slots",
+             &mimo_receiver::bad_slots,
+             "Slots output as zeros because of unusable input: pilots non-finite or all "
+             "zero (no noise variance), or data elements or estimated channel not finite.")
+        .def("untagged_slots",
+             &mimo_receiver::untagged_slots,
+             "Items of input 0 without a 'slot' tag (ns continued from the previous slot).")
+        .def("truncated_slots",
+             &mimo_receiver::truncated_slots,
+             "Slots in which the psd deadline truncated at least one vector's search.");
+}

@@ -1,0 +1,544 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-mimodet developers.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""QA of the mimo_receiver block (channel estimation + MIMO detection in one block), CPU
+backend: on test grids built as in qa_channel_estimator.py / qa_mimo_detector.py (the
+framer's mapping of docs/SLOT_LAYOUT.md, random EPA channels per slot, "slot" tags), its
+bits and LLRs must equal EXACTLY those of channel_estimator(cpu) -> mimo_detector(cpu) on
+the same grids; plus its tags, bad and untagged slots, parameters and GRC definition."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+import pmt
+from gnuradio import blocks, gr, gr_unittest
+
+from gnuradio import mimodet
+# The .grc scaffolding of the GRC tests (this file's folder is on sys.path when run).
+from qa_examples import GRC_COMMON, env as grc_env, flowgraph, front_end_graph  # noqa: E402,E501
+# Test channels and the framer's mapping, as the estimator's and the detector's QA.
+from qa_channel_estimator import make_channel  # noqa: E402
+from qa_mimo_detector import map_bits  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MODS = {"qpsk": 2, "16qam": 4, "64qam": 6}
+HARD = ("psd", "fsd")
+SOFT = ("ml", "zf", "mmse", "sfsd", "mtt")
+
+def make_slots(rng, mhz, n_tx, n_rx, mod, cell_id, slots, snr_db):
+    """Random bits per slot through an EPA channel (a new one per slot) at snr_db.
+    Returns the bits per slot and the grids ys (n_slots, n_rx, 7*n_sc)."""
+    num = mimodet.lte_numerology.from_bandwidth(mhz)
+    grid = mimodet.lte_grid(num, n_tx, cell_id)
+    nv = mimodet.snr_to_noise_var(snr_db, n_tx)
+    bits, ys = [], []
+    for ns in slots:
+        b = rng.integers(0, 2, size=len(grid.data_elements(ns)) * n_tx * MODS[mod])
+        b = b.astype(np.uint8)
+        x = map_bits(grid, ns, b, mod)
+        H = make_channel(rng, num, "EPA", n_tx, n_rx)
+        y = np.einsum("krt,tlk->rlk", H, x.reshape(n_tx, 7, num.n_sc)).reshape(n_rx, -1)
+        y = y + np.sqrt(nv / 2) * (rng.standard_normal(y.shape)
+                                   + 1j * rng.standard_normal(y.shape))
+        bits.append(b)
+        ys.append(y.astype(np.complex64))
+    return bits, np.stack(ys)
+
+
+def slot_tags(slots, items=None):
+    """"slot" tags with value ns on the given items (default: every item)."""
+    items = range(len(slots)) if items is None else items
+    return [gr.tag_utils.python_to_tag((i, pmt.intern("slot"), pmt.from_long(slots[i])))
+            for i in items]
+
+
+def connect_sources(tb, ys, tags, sinks):
+    """One vector source per receive antenna (the tags on antenna 0) into every block of
+    sinks (each takes the grids on its inputs 0..n_rx-1)."""
+    n_rx, vlen = ys.shape[1], ys.shape[2]
+    for r in range(n_rx):
+        src = blocks.vector_source_c(ys[:, r, :].ravel().tolist(), False, vlen,
+                                     tags if r == 0 else [])
+        for blk in sinks:
+            tb.connect(src, (blk, r))
+
+
+def run_receiver(rx, ys, tags, soft):
+    tb = gr.top_block()
+    connect_sources(tb, ys, tags, [rx])
+    snk = blocks.vector_sink_f() if soft else blocks.vector_sink_b()
+    tb.connect(rx, snk)
+    tb.run()
+    return np.array(snk.data(), np.float32 if soft else np.uint8), snk.tags()
+
+
+def run_chain(mhz, n_tx, n_rx, cell_id, ys, tags, alg, mod, soft, est_threads=0, **params):
+    """channel_estimator(cpu) -> mimo_detector(cpu), the reference of the receiver."""
+    tb = gr.top_block()
+    est = mimodet.channel_estimator(mhz, n_tx, n_rx, cell_id, est_threads, "cpu")
+    det = mimodet.mimo_detector(alg, mhz, n_tx, n_rx, mod, cell_id, "cpu", soft, **params)
+    connect_sources(tb, ys, tags, [est, det])
+    tb.connect((est, 0), (det, n_rx))
+    tb.connect((est, 1), (det, n_rx + 1))
+    snk = blocks.vector_sink_f() if soft else blocks.vector_sink_b()
+    tb.connect(det, snk)
+    tb.run()
+    return np.array(snk.data(), np.float32 if soft else np.uint8), snk.tags(), est, det
+
+
+def tag_list(tags):
+    return [(t.offset, pmt.symbol_to_string(t.key), pmt.to_long(t.value)) for t in tags]
+
+
+class qa_mimo_receiver(gr_unittest.TestCase):
+    def setUp(self):
+        self.rng = np.random.default_rng(4711)
+
+    def compare(self, alg, mhz, n_tx, n_rx, mod, slots, snr_db=20.0, soft=False, cell_id=17,
+                ys=None, bits=None, tags=None, **params):
+        """Receiver and chain on the same grids: equal outputs and tags. Returns the
+        receiver's output, the transmitted bits, the receiver, the chain's blocks."""
+        if ys is None:
+            bits, ys = make_slots(self.rng, mhz, n_tx, n_rx, mod, cell_id, slots, snr_db)
+        tags = slot_tags(slots) if tags is None else tags
+        what = "%s %gMHz %dx%d %s %s %s" % (alg, mhz, n_tx, n_rx, mod,
+                                            "llr" if soft else "bits", params)
+        ref, ref_tags, est, det = run_chain(mhz, n_tx, n_rx, cell_id, ys, tags, alg, mod, soft,
+                                            **params)
+        rx = mimodet.mimo_receiver(alg, mhz, n_tx, n_rx, mod, cell_id, "cpu", soft, **params)
+        out, out_tags = run_receiver(rx, ys, tags, soft)
+        # Output item: float LLRs or byte bits.
+        self.assertEqual(rx.output_signature().sizeof_stream_item(0), 4 if soft else 1, what)
+        self.assertEqual(rx.input_signature().max_streams(), n_rx, what)
+        self.assertEqual(rx.input_signature().sizeof_stream_item(0), 8 * ys.shape[2], what)
+        self.assertEqual(len(out), sum(det.items_per_slot(ns) for ns in slots), what)
+        np.testing.assert_array_equal(out, ref, err_msg=what)
+        self.assertEqual(tag_list(out_tags), tag_list(ref_tags), what)
+        self.assertEqual(rx.slots_processed(), len(slots), what)
+        self.assertEqual(rx.bad_slots(), det.bad_slots(), what)
+        self.assertEqual(rx.untagged_slots(), est.untagged_slots(), what)
+        self.assertEqual(rx.backend(), "cpu")
+        return out, bits, rx, (est, det)
+
+    def test_001_equals_chain_every_algorithm(self):
+        # EPA at 20 dB (errors happen, so equality is not just "both decode"), slots 0
+        # and 10 (PSS/SSS) among others: bits of every algorithm, LLRs of the soft ones.
+        slots = [0, 1, 6, 10, 13]
+        for mhz, n_tx, n_rx, mod in ((1.4, 2, 2, "16qam"), (1.4, 2, 4, "qpsk"),
+                                     (3, 2, 2, "64qam")):
+            bits, ys = make_slots(self.rng, mhz, n_tx, n_rx, mod, 17, slots, 20.0)
+            for alg in mimodet.algorithms():
+                if alg == "ml" and mod == "64qam":
+                    continue  # 4096 candidates per vector: covered at 16qam/qpsk
+                for soft in ((False, True) if alg in SOFT else (False,)):
+                    out, _, rx, _ = self.compare(alg, mhz, n_tx, n_rx, mod, slots, ys=ys,
+                                                 bits=bits, soft=soft)
+                    self.assertEqual(rx.bad_slots(), 0)
+                    if soft:
+                        self.assertTrue(np.all(np.isfinite(out)))
+                        self.assertGreater(np.count_nonzero(out), 0)
+                    else:
+                        ber = np.mean(out != np.concatenate(bits))
+                        self.assertLess(ber, 0.2, "%s %s" % (alg, mod))
+
+    def test_002_equals_chain_4x4(self):
+        # 4 ports (CRS of ports 2/3 every 6 subcarriers), non-ML algorithms.
+        slots = [0, 3, 10]
+        bits, ys = make_slots(self.rng, 1.4, 4, 4, "16qam", 5, slots, 25.0)
+        for alg in ("psd", "fsd", "sfsd", "mtt", "mmse", "zf"):
+            self.compare(alg, 1.4, 4, 4, "16qam", slots, cell_id=5, ys=ys, bits=bits)
+        for alg in ("sfsd", "mmse"):
+            self.compare(alg, 1.4, 4, 4, "16qam", slots, cell_id=5, ys=ys, bits=bits,
+                         soft=True)
+
+    def test_003_high_snr_bits_are_transmitted_bits(self):
+        # 40 dB EPA with the estimated channel: no bit errors, and the LLR signs of the
+        # soft detectors are the bits too.
+        slots = [2, 3, 10, 11]
+        bits, ys = make_slots(self.rng, 1.4, 2, 4, "16qam", 3, slots, 40.0)
+        ref = np.concatenate(bits)
+        for alg in mimodet.algorithms():
+            out, _, _, _ = self.compare(alg, 1.4, 2, 4, "16qam", slots, cell_id=3, ys=ys,
+                                        bits=bits)
+            np.testing.assert_array_equal(out, ref, err_msg=alg)
+            if alg in SOFT:
+                llr, _, _, _ = self.compare(alg, 1.4, 2, 4, "16qam", slots, cell_id=3, ys=ys,
+                                            bits=bits, soft=True)
+                np.testing.assert_array_equal((llr < 0).astype(np.uint8), ref, err_msg=alg)
+
+    def test_004_slot_tags_and_items_per_slot(self):
+        slots = [7, 8, 9, 10, 11, 0]
+        bits, ys = make_slots(self.rng, 1.4, 2, 2, "64qam", 1, slots, 30.0)
+        rx = mimodet.mimo_receiver("mmse", 1.4, 2, 2, "64qam", 1)
+        # Other tags on the grids are not propagated (as channel_estimator/mimo_detector).
+        other = [gr.tag_utils.python_to_tag((i, pmt.intern("foo"), pmt.from_long(i)))
+                 for i in (0, 2, 5)]
+        out, tags = run_receiver(rx, ys, slot_tags(slots) + other, False)
+        starts = np.cumsum([0] + [len(b) for b in bits[:-1]])
+        self.assertEqual(tag_list(tags), [(int(o), "slot", ns) for o, ns in zip(starts, slots)])
+        self.assertEqual(len(out), sum(len(b) for b in bits))
+        grid = mimodet.lte_grid(mimodet.lte_numerology.from_bandwidth(1.4), 2, 1)
+        for n_tx, n_rx, mod in ((2, 2, "64qam"), (4, 4, "qpsk"), (1, 2, "16qam")):
+            r = mimodet.mimo_receiver("zf", 1.4, n_tx, n_rx, mod, 1)
+            d = mimodet.mimo_detector("zf", 1.4, n_tx, n_rx, mod, 1)
+            g = mimodet.lte_grid(mimodet.lte_numerology.from_bandwidth(1.4), n_tx, 1)
+            for ns in range(20):
+                self.assertEqual(r.items_per_slot(ns), d.items_per_slot(ns))
+                self.assertEqual(r.items_per_slot(ns),
+                                 len(g.data_elements(ns)) * n_tx * MODS[mod])
+        self.assertEqual(rx.items_per_slot(0), len(grid.data_elements(0)) * 2 * 6)
+        self.assertEqual(rx.untagged_slots(), 0)
+        self.assertEqual(rx.truncated_slots(), 0)
+
+    def test_005_nan_data_element(self):
+        # Slot 2 of 4 has a NaN in one data element of antenna 1: zeros, counted; the
+        # neighbours are decoded and equal to the chain's.
+        slots = [1, 2, 3, 4]
+        bits, ys = make_slots(self.rng, 1.4, 2, 2, "16qam", 8, slots, 35.0)
+        grid = mimodet.lte_grid(mimodet.lte_numerology.from_bandwidth(1.4), 2, 8)
+        ys[1, 1, grid.data_elements(2)[40]] = np.nan
+        offs = np.cumsum([0] + [len(b) for b in bits])
+        for alg, soft in (("psd", False), ("mmse", False), ("sfsd", True)):
+            out, _, rx, (est, det) = self.compare(alg, 1.4, 2, 2, "16qam", slots, cell_id=8,
+                                                  ys=ys, bits=bits, soft=soft)
+            self.assertEqual(rx.bad_slots(), 1, alg)
+            self.assertEqual(det.bad_slots(), 1, alg)
+            self.assertEqual(rx.slots_processed(), 4, alg)
+            self.assertTrue(np.all(out[offs[1]:offs[2]] == 0), alg)
+            for i in (0, 2, 3):
+                got = out[offs[i]:offs[i + 1]]
+                if soft:
+                    got = (got < 0).astype(np.uint8)
+                np.testing.assert_array_equal(got, bits[i], err_msg="%s slot %d" % (alg, i))
+
+    def test_006_unusable_pilots(self):
+        # Slot index 1 all zero (no noise variance), slot index 3 NaN at a CRS element:
+        # zeros, counted bad; the others decoded as the chain decodes them.
+        slots = [4, 5, 6, 7, 8]
+        bits, ys = make_slots(self.rng, 1.4, 2, 2, "qpsk", 2, slots, 35.0)
+        grid = mimodet.lte_grid(mimodet.lte_numerology.from_bandwidth(1.4), 2, 2)
+        ys[1] = 0
+        ys[3, 0, grid.crs_elements(7, 1)[2]] = np.nan
+        offs = np.cumsum([0] + [len(b) for b in bits])
+        for alg, soft in (("fsd", False), ("mtt", True)):
+            out, _, rx, (est, det) = self.compare(alg, 1.4, 2, 2, "qpsk", slots, cell_id=2,
+                                                  ys=ys, bits=bits, soft=soft)
+            self.assertEqual(rx.bad_slots(), 2, alg)
+            self.assertEqual(est.bad_slots(), 2, alg)
+            for i in (1, 3):
+                self.assertTrue(np.all(out[offs[i]:offs[i + 1]] == 0), "%s slot %d" % (alg, i))
+            for i in (0, 2, 4):
+                got = out[offs[i]:offs[i + 1]]
+                if soft:
+                    got = (got < 0).astype(np.uint8)
+                np.testing.assert_array_equal(got, bits[i], err_msg="%s slot %d" % (alg, i))
+        # A stream of zeros only: every slot bad, output all zeros of the right length.
+        rx = mimodet.mimo_receiver("zf", 1.4, 2, 2, "qpsk", 2)
+        out, tags = run_receiver(rx, np.zeros_like(ys), slot_tags(slots), False)
+        self.assertEqual(len(out), offs[-1])
+        self.assertTrue(np.all(out == 0))
+        self.assertEqual(rx.bad_slots(), len(slots))
+        self.assertEqual([v for _, _, v in tag_list(tags)], slots)
+
+    def test_007_untagged_slots(self):
+        # No tags at all: the slots count from 0, as in channel_estimator/mimo_detector.
+        slots = [0, 1, 2]
+        bits, ys = make_slots(self.rng, 1.4, 2, 2, "16qam", 4, slots, 35.0)
+        out, _, rx, (est, det) = self.compare("psd", 1.4, 2, 2, "16qam", slots, cell_id=4,
+                                              ys=ys, bits=bits, tags=[])
+        self.assertEqual(rx.untagged_slots(), 3)
+        self.assertEqual(det.untagged_slots(), 3)
+        np.testing.assert_array_equal(out, np.concatenate(bits))
+        # Only the first item tagged (ns 18): the next items take 19, then 0 and 1 (mod 20).
+        slots = [18, 19, 0, 1]
+        bits, ys = make_slots(self.rng, 1.4, 2, 2, "16qam", 4, slots, 35.0)
+        out, _, rx, _ = self.compare("mmse", 1.4, 2, 2, "16qam", slots, cell_id=4, ys=ys,
+                                     bits=bits, tags=slot_tags(slots, [0]))
+        self.assertEqual(rx.untagged_slots(), 3)
+        np.testing.assert_array_equal(out, np.concatenate(bits))
+        # Tagged, untagged, tagged again: the tag wins over the count.
+        slots = [5, 6, 12, 13]
+        bits, ys = make_slots(self.rng, 1.4, 2, 2, "16qam", 4, slots, 35.0)
+        rx = mimodet.mimo_receiver("fsd", 1.4, 2, 2, "16qam", 4)
+        out, tags = run_receiver(rx, ys, slot_tags(slots, [0, 2]), False)
+        self.assertEqual([v for _, _, v in tag_list(tags)], slots)
+        self.assertEqual(rx.untagged_slots(), 2)
+        np.testing.assert_array_equal(out, np.concatenate(bits))
+
+    def test_008_detector_parameters_passed_on(self):
+        # Non-default detector parameters: still exactly the chain with the same ones.
+        slots = [1, 10]
+        bits, ys = make_slots(self.rng, 1.4, 2, 2, "16qam", 6, slots, 15.0)
+        cases = [
+            ("psd", False, dict(lvl=[5, 3, 1], exp=[1, 4], sorted_qr=1)),
+            ("fsd", False, dict(T=2)),
+            ("sfsd", True, dict(T=1, niter=3, llr_clip=5.0, llr_scaled=False)),
+            ("mtt", True, dict(sorted_qr=0, llr_clip=8.0)),
+            ("mmse", True, dict(llr_scaled=False, threads=1)),
+            ("zf", True, dict(llr_clip=2.0, threads=2)),
+        ]
+        for alg, soft, params in cases:
+            out, _, _, _ = self.compare(alg, 1.4, 2, 2, "16qam", slots, cell_id=6, ys=ys,
+                                        bits=bits, soft=soft, **params)
+            if "llr_clip" in params:
+                self.assertLessEqual(np.max(np.abs(out)), params["llr_clip"] + 1e-6, alg)
+        # llr_scaled=False: noise_var times the scaled LLRs (not the same numbers).
+        scaled, _, _, _ = self.compare("mmse", 1.4, 2, 2, "16qam", slots, cell_id=6, ys=ys,
+                                       bits=bits, soft=True)
+        raw, _, _, _ = self.compare("mmse", 1.4, 2, 2, "16qam", slots, cell_id=6, ys=ys,
+                                    bits=bits, soft=True, llr_scaled=False)
+        np.testing.assert_array_equal(np.sign(raw), np.sign(scaled))
+        self.assertLess(np.max(np.abs(raw)), np.max(np.abs(scaled)))
+
+    def test_009_est_threads(self):
+        # The estimator's threads do not change the results (bit for bit).
+        slots = [0, 1, 2]
+        bits, ys = make_slots(self.rng, 3, 2, 4, "16qam", 30, slots, 20.0)
+        ref = None
+        for t in (0, 1, 3, 8):
+            out, _, _, _ = self.compare("sfsd", 3, 2, 4, "16qam", slots, cell_id=30, ys=ys,
+                                        bits=bits, soft=True, est_threads=t)
+            if ref is None:
+                ref = out
+            np.testing.assert_array_equal(out, ref, err_msg="est_threads=%d" % t)
+
+    def test_010_invalid_parameters(self):
+        bad = [
+            (("foo", 1.4, 2, 2, "16qam", 0), {}),                    # algorithm
+            (("mmse", 2.0, 2, 2, "16qam", 0), {}),                   # bandwidth
+            (("mmse", 1.4, 3, 4, "16qam", 0), {}),                   # n_tx
+            (("mmse", 1.4, 4, 2, "16qam", 0), {}),                   # n_rx < n_tx
+            (("mmse", 1.4, 2, 9, "16qam", 0), {}),                   # n_rx > 8
+            (("mmse", 1.4, 2, 2, "8psk", 0), {}),                    # modulation
+            (("mmse", 1.4, 2, 2, "16qam", 504), {}),                 # cell_id
+            (("mmse", 1.4, 2, 2, "16qam", -1), {}),
+            (("psd", 1.4, 2, 2, "16qam", 0, "cpu", True), {}),       # hard + soft
+            (("fsd", 1.4, 2, 2, "16qam", 0), dict(soft_output=True)),
+            (("mmse", 1.4, 2, 2, "16qam", 0, "gpu"), {}),            # backend
+            (("mmse", 1.4, 2, 2, "16qam", 0), dict(est_threads=-1)),
+            (("mmse", 1.4, 2, 2, "16qam", 0), dict(est_threads=257)),
+            (("psd", 1.4, 2, 2, "16qam", 0), dict(lvl=[2, 1], exp=[1, 1])),
+            (("mmse", 1.4, 2, 2, "16qam", 0), dict(deadline_us=100.0)),  # psd only
+            (("psd", 1.4, 2, 2, "16qam", 0), dict(deadline_us=-1.0)),
+        ]
+        for args, kw in bad:
+            with self.assertRaises(ValueError, msg="%s %s" % (args, kw)):
+                mimodet.mimo_receiver(*args, **kw)
+        # Valid ones, with every keyword.
+        rx = mimodet.mimo_receiver("sfsd", 1.4, 2, 2, "16qam", 0, soft_output=True, T=1,
+                                   niter=3, llr_clip=10.0, threads=1, llr_scaled=False,
+                                   est_threads=256)
+        self.assertEqual(rx.backend(), "cpu")
+        self.assertEqual(rx.slots_processed(), 0)
+        self.assertEqual(rx.bad_slots(), 0)
+        rx = mimodet.mimo_receiver(algorithm="zf", bandwidth_mhz=20, n_tx=1, n_rx=8)
+        self.assertEqual(rx.items_per_slot(1),
+                         mimodet.mimo_detector("zf", 20, 1, 8).items_per_slot(1))
+
+    def test_011_backend(self):
+        self.assertEqual(mimodet.mimo_receiver("mmse", 1.4, 2, 2).backend(), "cpu")
+        self.assertEqual(mimodet.mimo_receiver("mmse", 1.4, 2, 2, "16qam", 0, "cpu").backend(),
+                         "cpu")
+        if mimodet.cuda_device_count() == 0:
+            # Without a device: cuda is refused at construction, auto runs on the CPU.
+            with self.assertRaises(RuntimeError):
+                mimodet.mimo_receiver("mmse", 1.4, 2, 2, "16qam", 0, "cuda")
+            with self.assertRaises(RuntimeError):
+                mimodet.mimo_receiver("psd", 1.4, 2, 2, backend="cuda", deadline_us=50.0)
+            rx = mimodet.mimo_receiver("psd", 1.4, 2, 2, "16qam", 0, "auto")
+            self.assertEqual(rx.backend(), "cpu")
+            # ... and is the CPU chain.
+            bits, ys = make_slots(self.rng, 1.4, 2, 2, "16qam", 0, [0, 1], 20.0)
+            out, _ = run_receiver(rx, ys, slot_tags([0, 1]), False)
+            ref, _, _, _ = run_chain(1.4, 2, 2, 0, ys, slot_tags([0, 1]), "psd", "16qam", False)
+            np.testing.assert_array_equal(out, ref)
+        else:
+            self.assertEqual(mimodet.mimo_receiver("mmse", 1.4, 2, 2, backend="cuda").backend(),
+                             "cuda")
+            self.assertEqual(mimodet.mimo_receiver("mmse", 1.4, 2, 2, backend="auto").backend(),
+                             "cuda")
+
+    def test_012_psd_deadline(self):
+        # A tight deadline: runs on the CPU, every slot output whole; truncated slots (if
+        # any) are tagged on their first item with the number of truncated vectors.
+        slots = [0, 1, 2, 3, 4, 5]
+        bits, ys = make_slots(self.rng, 3, 4, 4, "64qam", 12, slots, 10.0)
+        rx = mimodet.mimo_receiver("psd", 3, 4, 4, "64qam", 12, "cpu", deadline_us=20.0)
+        self.assertEqual(rx.backend(), "cpu")
+        out, tags = run_receiver(rx, ys, slot_tags(slots), False)
+        starts = list(np.cumsum([0] + [len(b) for b in bits[:-1]]))
+        self.assertEqual(len(out), sum(len(b) for b in bits))
+        self.assertTrue(np.all((out == 0) | (out == 1)))
+        n_trunc = rx.truncated_slots()
+        self.assertIsInstance(n_trunc, int)
+        self.assertGreaterEqual(n_trunc, 0)
+        self.assertLessEqual(n_trunc, len(slots))
+        tl = tag_list(tags)
+        self.assertEqual([(o, v) for o, k, v in tl if k == "slot"],
+                         [(int(o), ns) for o, ns in zip(starts, slots)])
+        trunc = [(o, v) for o, k, v in tl if k == "truncated"]
+        self.assertEqual(len(trunc), n_trunc)
+        for o, v in trunc:
+            self.assertIn(o, starts)
+            self.assertGreater(v, 0)
+        self.assertEqual(rx.bad_slots(), 0)
+        print("psd deadline 20 us, 3 MHz 4x4 64qam 10 dB: %d of %d slots truncated"
+              % (n_trunc, len(slots)))
+        # A generous deadline truncates nothing: the exact chain's bits.
+        slots = [0, 1]
+        bits, ys = make_slots(self.rng, 1.4, 2, 2, "16qam", 12, slots, 20.0)
+        out, _, rx, _ = self.compare("psd", 1.4, 2, 2, "16qam", slots, cell_id=12, ys=ys,
+                                     bits=bits)
+        rx = mimodet.mimo_receiver("psd", 1.4, 2, 2, "16qam", 12, deadline_us=1e6)
+        got, tags = run_receiver(rx, ys, slot_tags(slots), False)
+        self.assertEqual(rx.truncated_slots(), 0)
+        np.testing.assert_array_equal(got, out)
+
+    def test_014_long_stream(self):
+        # Two frames of slots (40 items, several work calls and queued slots): still the
+        # chain's output, item for item, with one tag per slot.
+        slots = list(range(20)) * 2
+        bits, ys = make_slots(self.rng, 3, 2, 2, "16qam", 101, slots, 22.0)
+        for alg, soft in (("mmse", True), ("psd", False), ("sfsd", False)):
+            out, _, rx, _ = self.compare(alg, 3, 2, 2, "16qam", slots, cell_id=101, ys=ys,
+                                         bits=bits, soft=soft)
+            self.assertEqual(rx.slots_processed(), 40)
+            self.assertEqual(rx.bad_slots(), 0)
+            self.assertEqual(len(out), sum(len(b) for b in bits))
+
+    def test_013_grc_block(self):
+        # The GRC definition: a flowgraph framer -> channel -> {MIMO Receiver, Channel
+        # Estimator -> MIMO Detector} compiles with grcc, runs, and the receivers equal the
+        # chain bit for bit; the C++ output calls make() with every argument.
+        grcc = shutil.which("grcc")
+        if grcc is None:
+            self.skipTest("grcc not found")
+        import yaml
+        tmp = tempfile.mkdtemp(prefix="mimodet_qa_receiver_")
+        try:
+            self._grc_python(tmp, yaml)
+            self._grc_cpp(tmp, yaml)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    # -- GRC helpers (the .grc scaffolding is qa_examples', beside this file) ------
+    # The receivers under test: name -> (parameters, soft).
+    GRC_RX = {
+        "rx_psd": (dict(algorithm="'psd'", lvl="[5, 3, 1]", exp="[1, 4]", sorted_qr=1,
+                        est_threads=2), False),
+        "rx_sfsd": (dict(algorithm="'sfsd'", soft_output="True", T=1, niter=3,
+                         llr_clip=20), True),
+        "rx_mmse": (dict(algorithm="'mmse'", soft_output="False"), False),
+    }
+
+    def _graph(self, lang):
+        common = GRC_COMMON
+        blks, conns = front_end_graph(lang, 30)
+        for name, (extra, soft) in self.GRC_RX.items():
+            p = dict(common)
+            p.update(extra)
+            blks.append((name, "mimodet_mimo_receiver", p))
+            # The chain with the same detector parameters.
+            dp = {k: v for k, v in p.items() if k != "est_threads"}
+            blks.append((name + "_det", "mimodet_mimo_detector", dp))
+            for n in (name, name + "_det"):
+                blks.append((n + "_out", "blocks_vector_sink_x",
+                             dict(type="float" if soft else "byte", vlen=1,
+                                  reserve_items=1024)))
+                conns.append((n, 0, n + "_out", 0))
+            conns += [("chan", 0, name, 0), ("chan", 1, name, 1),
+                      ("chan", 0, name + "_det", 0), ("chan", 1, name + "_det", 1),
+                      ("est", 0, name + "_det", 2), ("est", 1, name + "_det", 3)]
+        return flowgraph("rx_blocks_" + lang, blks, conns, lang=lang)
+
+    def _grcc(self, tmp, yaml, lang):
+        grc = os.path.join(tmp, "rx_blocks_%s.grc" % lang)
+        with open(grc, "w") as f:
+            yaml.safe_dump(self._graph(lang), f)
+        p = subprocess.run(["grcc", "-o", tmp, grc], env=grc_env(), capture_output=True,
+                           text=True, timeout=180)
+        self.assertEqual(p.returncode, 0, (p.stdout + p.stderr)[-3000:])
+
+    def _grc_python(self, tmp, yaml):
+        from gnuradio.mimodet import loopback
+        self._grcc(tmp, yaml, "python")
+        with open(os.path.join(tmp, "rx_blocks_python.py")) as f:
+            src = f.read()
+        self.assertIn("mimodet.mimo_receiver('psd', bandwidth, 2, 2, 'qpsk', 1, 'cpu', "
+                      "soft_output=False, lvl=[5, 3, 1], exp=[1, 4], T=(-1), niter=(-1), "
+                      "sorted_qr=1, llr_clip=0, threads=1, llr_scaled=True, deadline_us=0, "
+                      "est_threads=2)", src)
+        code = textwrap.dedent("""
+            import json, sys
+            sys.path.insert(0, %r)
+            import rx_blocks_python as m
+            tb = m.rx_blocks_python()
+            tb.run()
+            r = {}
+            for n in %r:
+                r[n] = list(map(float, getattr(tb, n + "_out").data()))
+                r[n + "_det"] = list(map(float, getattr(tb, n + "_det_out").data()))
+                r[n + "_bad"] = getattr(tb, n).bad_slots()
+                r[n + "_slots"] = getattr(tb, n).slots_processed()
+            print("RESULT " + json.dumps(r))
+            """) % (tmp, list(self.GRC_RX))
+        p = subprocess.run([sys.executable, "-c", code], env=grc_env(), capture_output=True,
+                           text=True, timeout=180)
+        self.assertEqual(p.returncode, 0, (p.stdout + p.stderr)[-3000:])
+        import json
+        r = json.loads([l for l in p.stdout.splitlines() if l.startswith("RESULT ")][-1][7:])
+        tx = np.array(loopback.frame_bits(1.4, 2, "qpsk", 1, 3), dtype=np.uint8)
+        for name, (extra, soft) in self.GRC_RX.items():
+            out = np.array(r[name])
+            self.assertEqual(len(out), len(tx), name)
+            np.testing.assert_array_equal(out, np.array(r[name + "_det"]), err_msg=name)
+            bits = (out < 0).astype(np.uint8) if soft else out.astype(np.uint8)
+            self.assertLess(float(np.mean(bits != tx)), 1e-3, name)
+            self.assertEqual(r[name + "_slots"], 20, name)
+            self.assertEqual(r[name + "_bad"], 0, name)
+            if soft:
+                self.assertLessEqual(float(np.max(np.abs(out))), 20 + 1e-3, name)
+
+    def _grc_cpp(self, tmp, yaml):
+        self._grcc(tmp, yaml, "cpp")
+        with open(os.path.join(tmp, "rx_blocks_cpp", "rx_blocks_cpp.cpp")) as f:
+            src = f.read()
+        with open(os.path.join(tmp, "rx_blocks_cpp", "CMakeLists.txt")) as f:
+            self.assertIn("gnuradio-mimodet", f.read())
+        psd = ('gr::mimodet::mimo_receiver::make("psd", bandwidth, 2, 2, "qpsk", 1, "cpu", '
+               'false, std::vector<int>{5, 3, 1}, std::vector<int>{1, 4}, (-1), (-1), 1, '
+               'static_cast<float>(0), 1, true, static_cast<double>(0), 2);')
+        self.assertIn(psd, src)
+        self.assertIn('gr::mimodet::mimo_receiver::make("sfsd", bandwidth, 2, 2, "qpsk", 1, '
+                      '"cpu", true, std::vector<int>{}, std::vector<int>{}, 1, 3, (-1), '
+                      'static_cast<float>(20), 1, true, static_cast<double>(0), 0);', src)
+        with open(os.path.join(tmp, "rx_blocks_cpp", "rx_blocks_cpp.hpp")) as f:
+            self.assertIn("#include <gnuradio/mimodet/mimo_receiver.h>", f.read())
+        rx_lines = [l for l in src.splitlines() if "mimo_receiver" in l]
+        self.assertNotIn("'", "".join(rx_lines))
+        self.assertNotIn("True", "".join(rx_lines))
+        # The make() line compiles against the public header (syntax and types only).
+        cxx = shutil.which("c++") or shutil.which("g++")
+        if cxx is None:
+            return
+        test = os.path.join(tmp, "make_line.cc")
+        with open(test, "w") as f:
+            f.write("#include <gnuradio/mimodet/mimo_receiver.h>\n"
+                    "void f() { double bandwidth = 1.4; gr::mimodet::mimo_receiver::sptr x = "
+                    + psd.replace("this->", "") + " (void)x; }\n")
+        p = subprocess.run([cxx, "-std=c++17", "-fsyntax-only",
+                            "-I", os.path.join(REPO, "include"), test],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_mimo_receiver)
