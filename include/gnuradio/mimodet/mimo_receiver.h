@@ -34,8 +34,10 @@ namespace mimodet {
  * grids, where the detector's kernels read it. The slot's H never comes back to the host,
  * and there is no hand-over between two blocks. The host waits twice per slot: for the
  * pilot statistics (the noise and filter model stays on the CPU) and for the outputs.
- * With backend cpu the block runs the CPU estimator, then the CPU detector. The results
- * are those of the two blocks with the same backend. Two lanes (one with a PSD deadline)
+ * With backend cpu the block runs the CPU estimator, then the CPU detector, one after the
+ * other in its thread (channel_estimator and mimo_detector overlap them in two threads,
+ * and sustain more slots per second on the CPU: docs/PERFORMANCE.md). The results are
+ * those of the two blocks with the same backend. Two lanes (one with a PSD deadline)
  * work on two queued slots at once on the GPU.
  *
  * A slot whose pilots are unusable (non-finite or all zero: no noise variance), or whose
