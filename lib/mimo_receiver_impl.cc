@@ -146,13 +146,10 @@ int mimo_receiver_impl::general_work(int noutput_items,
     const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
     auto* out = static_cast<char*>(output_items[0]);
 
-    // Up to one slot per lane in this call.
-    struct slot_job {
-        int ns;
-        size_t offset; //!< its first output item
-        std::vector<const gr_complex*> grids;
-    };
-    std::vector<slot_job> jobs;
+    // Up to one slot per lane in this call (the jobs' storage is reused across calls).
+    auto& jobs = d_jobs;
+    jobs.clear();
+    d_grid_ptrs.resize(d_lanes.size() * d_n_rx);
     size_t produced = 0;
     while (static_cast<int>(jobs.size()) < avail && jobs.size() < d_lanes.size()) {
         const int item = static_cast<int>(jobs.size());
@@ -169,10 +166,10 @@ int mimo_receiver_impl::general_work(int noutput_items,
                                ns);
             ++d_untagged;
         }
-        slot_job j{ ns, produced, std::vector<const gr_complex*>(d_n_rx) };
+        const gr_complex** grids = d_grid_ptrs.data() + static_cast<size_t>(item) * d_n_rx;
         for (int r = 0; r < d_n_rx; ++r)
-            j.grids[r] = static_cast<const gr_complex*>(input_items[r]) + item * grid_len;
-        jobs.push_back(std::move(j));
+            grids[r] = static_cast<const gr_complex*>(input_items[r]) + item * grid_len;
+        jobs.push_back({ ns, produced, grids });
         produced += n_out;
         d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
     }
@@ -185,10 +182,10 @@ int mimo_receiver_impl::general_work(int noutput_items,
         try {
             if (d_soft)
                 d_results[l] = rx.receive_llr(
-                    j.ns, j.grids.data(), reinterpret_cast<float*>(out) + j.offset);
+                    j.ns, j.grids, reinterpret_cast<float*>(out) + j.offset);
             else
                 d_results[l] = rx.receive_bits(j.ns,
-                                               j.grids.data(),
+                                               j.grids,
                                                reinterpret_cast<uint8_t*>(out) + j.offset,
                                                d_deadline);
         } catch (const std::exception& ex) {

@@ -46,6 +46,14 @@ private:
     //! The slot of input item abs_item (its "slot" tag, else the previous + 1).
     int slot_of_item(uint64_t abs_item, bool& tagged);
 
+    //! A slot of a general_work() call.
+    struct slot_job {
+        int ns;
+        size_t offset;              //!< its first output item
+        const gr_complex* const* grids; //!< [n_rx], in d_grid_ptrs
+    };
+    std::vector<slot_job> d_jobs;
+    std::vector<const gr_complex*> d_grid_ptrs; //!< [job][n_rx]
     //! One receiver per lane; lanes work on different slots of a call at once (GPU).
     std::vector<std::unique_ptr<core::slot_receiver>> d_lanes;
     std::vector<core::slot_receiver::result> d_results; //!< per slot of a call
