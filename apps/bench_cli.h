@@ -21,6 +21,15 @@
 
 namespace bench_cli {
 
+//! argv[i + 1], the value of option opt (argv[i]), with i moved onto it; an error naming
+//! opt where the command line ends first.
+inline std::string value_after(const std::string& opt, int argc, char** argv, int& i)
+{
+    if (i + 1 >= argc)
+        throw std::invalid_argument("missing value after " + opt);
+    return argv[++i];
+}
+
 //! "a,b,,c" -> {a, b, c}.
 inline std::vector<std::string> split(const std::string& s)
 {

@@ -105,11 +105,7 @@ options parse(int argc, char** argv)
     options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        auto next = [&]() -> std::string {
-            if (i + 1 >= argc)
-                throw std::invalid_argument("missing value after " + a);
-            return argv[++i];
-        };
+        auto next = [&] { return bench_cli::value_after(a, argc, argv, i); };
         if (a == "--detectors")
             o.detectors = split(next());
         else if (a == "--ntx")

@@ -38,6 +38,7 @@
 // time in the window over its length: the cores the receiver keeps busy.
 
 #include "bench_cli.h"
+#include "cpu_keep_awake.h"
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -80,6 +81,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace gr::mimodet;
@@ -131,6 +133,7 @@ struct options {
     bool probe = false; // with trace: time fixed CPU and memory work beside the receiver
     bool probe_only = false; // the probe alone for --seconds, no flowgraph
     bool rt = false;    // real-time scheduling for the flowgraph's threads
+    std::string awake = "none"; // keep the CPUs out of idle: none, qos or spin
 };
 
 constexpr double k_realtime_slots_per_s = 2000; // LTE: one slot per 0.5 ms
@@ -225,6 +228,14 @@ void usage()
            "                     receiver's\n"
            "  --rt               real-time scheduling (SCHED_FIFO) for the flowgraph's\n"
            "                     threads, as GRC's \"Realtime Scheduling\" option does\n"
+           "  --awake MODE       keep the CPUs out of idle while the flowgraphs run, as a\n"
+           "                     host tuned for real time does (idle=poll): none\n"
+           "                     (default), qos (hold /dev/cpu_dma_latency at 0, as\n"
+           "                     cyclictest does) or spin (a SCHED_IDLE thread spinning on\n"
+           "                     each CPU the process may run on; their CPU time is left\n"
+           "                     out of the cpus and steal% columns, but time stolen from\n"
+           "                     them stays in steal%). Confine the run with taskset -c\n"
+           "                     (as mimodet_keep_awake beside a flowgraph)\n"
            "Real time: 20 MHz LTE is 2000 slots/s; the target is every detector >= 2000\n"
            "slots/s unthrottled and p99 latency <= 1 ms at 20 MHz 4x4 64QAM, 20 dB.\n";
 }
@@ -234,11 +245,7 @@ options parse(int argc, char** argv)
     options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        auto next = [&]() -> std::string {
-            if (i + 1 >= argc)
-                throw std::invalid_argument("missing value after " + a);
-            return argv[++i];
-        };
+        auto next = [&] { return bench_cli::value_after(a, argc, argv, i); };
         if (a == "--bandwidth")
             o.bandwidth = to_double(a, next());
         else if (a == "--ntx")
@@ -317,6 +324,8 @@ options parse(int argc, char** argv)
             o.probe_only = true;
         else if (a == "--rt")
             o.rt = true;
+        else if (a == "--awake")
+            o.awake = next();
         else if (a == "-h" || a == "--help") {
             usage();
             std::exit(0);
@@ -371,6 +380,7 @@ options parse(int argc, char** argv)
             throw std::invalid_argument("--snr: values must be within -20 .. 100 dB");
     if (o.probe && o.trace.empty())
         throw std::invalid_argument("--probe needs --trace (it writes PREFIX_..._probe.csv)");
+    check_in("--awake", { o.awake }, { "none", "qos", "spin" });
     return o;
 }
 
@@ -968,6 +978,11 @@ int probe_only(double seconds)
 }
 
 
+//! --awake: one for the whole process (apps/cpu_keep_awake.h), made in main() before any
+//! flowgraph runs; its spinners' CPU time is left out of the cpus and steal% columns.
+std::unique_ptr<cpu_awake::keeper> g_awake;
+
+
 // ------------------------------------------------------------------------------------
 // One timed run.
 
@@ -1215,6 +1230,7 @@ run_result run_one(const options& o,
     if (probe)
         probe->start();
     const cpu_ticks k0 = read_cpu_ticks();
+    const double spin0 = g_awake ? g_awake->spinner_cpu_seconds() : 0.0;
     const double cpu0 = process_cpu_seconds();
     const auto t0 = steady::now();
     std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
@@ -1222,6 +1238,8 @@ run_result run_one(const options& o,
     const auto t1 = steady::now();
     const cpu_ticks k1 = read_cpu_ticks();
     const double cpu1 = process_cpu_seconds();
+    // --awake spin: the spinners' time is neither the receiver's nor the machine's demand.
+    const double spin_s = (g_awake ? g_awake->spinner_cpu_seconds() : 0.0) - spin0;
     if (probe)
         probe->stop();
     if (sampler.joinable()) {
@@ -1263,11 +1281,12 @@ run_result run_one(const options& o,
             std::cerr << "mimodet_flowgraph_bench: cannot write the trace files " << o.trace
                       << tag << "_{slots,blocks" << (probe ? ",probe" : "") << "}.csv\n";
     }
-    if (k1.wanted > k0.wanted)
-        res.steal_pct = 100.0 * (k1.steal - k0.steal) / (k1.wanted - k0.wanted);
+    const double wanted = k1.wanted - k0.wanted - spin_s * sysconf(_SC_CLK_TCK);
+    if (wanted > 0)
+        res.steal_pct = 100.0 * (k1.steal - k0.steal) / wanted;
     meter->record(false);
     res.window_s = std::chrono::duration<double>(t1 - t0).count();
-    res.cpus = (cpu1 - cpu0) / res.window_s;
+    res.cpus = (cpu1 - cpu0 - spin_s) / res.window_s;
     for (auto& b : res.busy)
         b.pct = o.perf ? 100.0 * (b.blk->pc_work_time_total() - b.t0) / tps / res.window_s
                        : NAN;
@@ -1337,6 +1356,14 @@ int main(int argc, char** argv)
                      "enabled (it needs CAP_SYS_NICE or an rtprio limit)\n";
         return 2;
     }
+    if (o.awake != "none") {
+        try {
+            g_awake = std::make_unique<cpu_awake::keeper>(o.awake);
+        } catch (const std::exception& e) {
+            std::cerr << "mimodet_flowgraph_bench: --awake " << e.what() << "\n";
+            return 2;
+        }
+    }
     std::ofstream csv;
     if (!o.csv.empty()) {
         csv.open(o.csv);
@@ -1350,7 +1377,7 @@ int main(int argc, char** argv)
                "latency_p50_ms,latency_p99_ms,latency_max_ms,ber,bad_slots,est_bad_slots,"
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
-               "slots,chunks,steal_pct,cpus,est_backend,receiver,error\n";
+               "slots,chunks,steal_pct,cpus,est_backend,receiver,awake,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1456,7 +1483,8 @@ int main(int argc, char** argv)
                                     ++failures;
                                 } else {
                                     std::string busy = " est:" + r.est_backend +
-                                                       (o.receiver == "fused" ? " fused" : "");
+                                                       (o.receiver == "fused" ? " fused" : "") +
+                                                       (o.awake != "none" ? " awake:" + o.awake : "");
                                     char buf[64];
                                     for (const auto& b : r.busy) {
                                         std::snprintf(buf,
@@ -1540,7 +1568,7 @@ int main(int argc, char** argv)
                                         << (dom == "time" ? o.chunks : 1) << ','
                                         << r.steal_pct << ',' << r.cpus << ','
                                         << r.est_backend << ',' << o.receiver << ','
-                                        << err << '\n';
+                                        << o.awake << ',' << err << '\n';
                                     csv.flush();
                                 }
                             }

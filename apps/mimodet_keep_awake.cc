@@ -1,0 +1,124 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// mimodet_keep_awake: keeps CPUs out of their idle state while a flowgraph runs beside
+// it, so that the hand-overs between its blocks' threads do not wait for a halted CPU to
+// wake (apps/cpu_keep_awake.h says why; docs/PERFORMANCE.md, "CPUs kept awake", measures
+// it). With the flowgraph confined to the same CPUs:
+//
+//     taskset -c 0-5 mimodet_keep_awake &
+//     taskset -c 0-5 python3 my_flowgraph.py
+//
+// Runs until SIGINT or SIGTERM, or for --seconds.
+
+#include "bench_cli.h"
+#include "cpu_keep_awake.h"
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+namespace {
+
+void usage()
+{
+    std::cout
+        << "usage: mimodet_keep_awake [--mode spin|qos] [--cpus LIST] [--seconds S]\n"
+           "Keeps CPUs out of idle while a flowgraph runs beside it, as a host\n"
+           "tuned for real time does (kernel idle=poll):\n"
+           "  --mode spin    (default) one thread per CPU at SCHED_IDLE, spinning:\n"
+           "                 it runs only when nothing else wants the CPU, and any\n"
+           "                 thread that wakes there preempts it at once. No\n"
+           "                 privileges needed.\n"
+           "  --mode qos     hold /dev/cpu_dma_latency at 0 us, as cyclictest does\n"
+           "                 (needs write access to it, and a cpuidle driver)\n"
+           "  --cpus LIST    CPUs to spin on, as taskset's list (0-5,8); default:\n"
+           "                 every CPU this process may run on, so that\n"
+           "                 `taskset -c 0-5 mimodet_keep_awake` spins on 0-5\n"
+           "  --seconds S    stop after S seconds (default: at SIGINT or SIGTERM)\n"
+           "Confine the flowgraph to the same CPUs (taskset -c LIST), so that its\n"
+           "threads wake on CPUs kept awake. Those CPUs stay busy: idle time and\n"
+           "power go up.\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::string mode = "spin";
+    std::string cpu_list;
+    double seconds = 0;
+    try {
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            auto next = [&] { return bench_cli::value_after(a, argc, argv, i); };
+            if (a == "--mode")
+                mode = next();
+            else if (a == "--cpus")
+                cpu_list = next();
+            else if (a == "--seconds")
+                seconds = bench_cli::to_double(a, next());
+            else if (a == "-h" || a == "--help") {
+                usage();
+                return 0;
+            } else
+                throw std::invalid_argument("unknown option " + a);
+        }
+        if (mode != "spin" && mode != "qos")
+            throw std::invalid_argument("--mode must be spin or qos");
+        if (!cpu_list.empty() && mode != "spin")
+            throw std::invalid_argument("--cpus applies to --mode spin only");
+        if (seconds < 0 || seconds > 1e7)
+            throw std::invalid_argument("--seconds must be in [0, 1e7]");
+    } catch (const std::exception& e) {
+        std::cerr << "mimodet_keep_awake: " << e.what() << " (--help for usage)\n";
+        return 2;
+    }
+
+    // SIGINT and SIGTERM are taken with sigtimedwait below: blocked here, before any
+    // spinner starts, so that every thread inherits the mask and none is interrupted.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+    try {
+        const std::vector<int> cpus =
+            cpu_list.empty() ? std::vector<int>{} : cpu_awake::parse_cpu_list(cpu_list);
+        cpu_awake::keeper keeper(mode, cpus);
+        if (mode == "spin") {
+            std::string list;
+            for (int c : keeper.spinning_cpus())
+                list += (list.empty() ? "" : ",") + std::to_string(c);
+            std::printf("mimodet_keep_awake: spinning at SCHED_IDLE on %zu CPUs (%s)\n",
+                        keeper.spinning_cpus().size(),
+                        list.c_str());
+        } else
+            std::printf("mimodet_keep_awake: holding /dev/cpu_dma_latency at 0 us\n");
+        std::fflush(stdout);
+        timespec limit{};
+        limit.tv_sec = static_cast<time_t>(seconds);
+        limit.tv_nsec =
+            static_cast<long>((seconds - static_cast<double>(limit.tv_sec)) * 1e9);
+        int sig;
+        do
+            sig = seconds > 0 ? sigtimedwait(&stop_signals, nullptr, &limit)
+                              : sigwaitinfo(&stop_signals, nullptr);
+        while (sig < 0 && errno == EINTR);
+        if (mode == "spin")
+            std::printf(
+                "mimodet_keep_awake: stopped; the spinners used %.2f CPU seconds\n",
+                keeper.spinner_cpu_seconds());
+        else
+            std::printf("mimodet_keep_awake: stopped\n");
+    } catch (const std::exception& e) {
+        std::cerr << "mimodet_keep_awake: " << e.what() << "\n";
+        return 2;
+    }
+    return 0;
+}
