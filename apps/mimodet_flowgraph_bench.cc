@@ -38,7 +38,6 @@
 // time in the window over its length: the cores the receiver keeps busy.
 
 #include "bench_cli.h"
-#include "cpu_keep_awake.h"
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -57,6 +56,7 @@
 #include <gnuradio/io_signature.h>
 #include <gnuradio/logger.h>
 #include <gnuradio/mimodet/channel_estimator.h>
+#include <gnuradio/mimodet/cpu_keep_awake.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gnuradio/mimodet/mimo_channel.h>
@@ -978,9 +978,10 @@ int probe_only(double seconds)
 }
 
 
-//! --awake: one for the whole process (apps/cpu_keep_awake.h), made in main() before any
-//! flowgraph runs; its spinners' CPU time is left out of the cpus and steal% columns.
-std::unique_ptr<cpu_awake::keeper> g_awake;
+//! --awake: one for the whole process (gr::mimodet::cpu_keep_awake), made in main()
+//! before any flowgraph runs; its spinners' CPU time is left out of the cpus and steal%
+//! columns.
+std::unique_ptr<cpu_keep_awake> g_awake;
 
 
 // ------------------------------------------------------------------------------------
@@ -1358,7 +1359,7 @@ int main(int argc, char** argv)
     }
     if (o.awake != "none") {
         try {
-            g_awake = std::make_unique<cpu_awake::keeper>(o.awake);
+            g_awake = std::make_unique<cpu_keep_awake>(o.awake);
         } catch (const std::exception& e) {
             std::cerr << "mimodet_flowgraph_bench: --awake " << e.what() << "\n";
             return 2;

@@ -7,8 +7,8 @@
 
 // mimodet_keep_awake: keeps CPUs out of their idle state while a flowgraph runs beside
 // it, so that the hand-overs between its blocks' threads do not wait for a halted CPU to
-// wake (apps/cpu_keep_awake.h says why; docs/PERFORMANCE.md, "CPUs kept awake", measures
-// it). With the flowgraph confined to the same CPUs:
+// wake (gr::mimodet::cpu_keep_awake says why; docs/PERFORMANCE.md, "CPUs kept awake",
+// measures it). With the flowgraph confined to the same CPUs:
 //
 //     taskset -c 0-5 mimodet_keep_awake &
 //     taskset -c 0-5 python3 my_flowgraph.py
@@ -16,9 +16,9 @@
 // Runs until SIGINT or SIGTERM, or for --seconds.
 
 #include "bench_cli.h"
-#include "cpu_keep_awake.h"
 #include <csignal>
 #include <cstdio>
+#include <gnuradio/mimodet/cpu_keep_awake.h>
 #include <iostream>
 #include <string>
 
@@ -89,14 +89,14 @@ int main(int argc, char** argv)
 
     try {
         const std::vector<int> cpus =
-            cpu_list.empty() ? std::vector<int>{} : cpu_awake::parse_cpu_list(cpu_list);
-        cpu_awake::keeper keeper(mode, cpus);
+            gr::mimodet::cpu_keep_awake::parse_cpu_list(cpu_list);
+        gr::mimodet::cpu_keep_awake keeper(mode, cpus);
         if (mode == "spin") {
             std::string list;
-            for (int c : keeper.spinning_cpus())
+            for (int c : keeper.cpus())
                 list += (list.empty() ? "" : ",") + std::to_string(c);
             std::printf("mimodet_keep_awake: spinning at SCHED_IDLE on %zu CPUs (%s)\n",
-                        keeper.spinning_cpus().size(),
+                        keeper.cpus().size(),
                         list.c_str());
         } else
             std::printf("mimodet_keep_awake: holding /dev/cpu_dma_latency at 0 us\n");

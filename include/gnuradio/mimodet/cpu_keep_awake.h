@@ -1,0 +1,88 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_CPU_KEEP_AWAKE_H
+#define INCLUDED_MIMODET_CPU_KEEP_AWAKE_H
+
+#include <gnuradio/mimodet/api.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+/*!
+ * \brief Keeps CPUs out of their idle state while it lives, for low latency between a
+ * flowgraph's threads.
+ * \ingroup mimodet
+ *
+ * \details
+ * Each slot passes from one block's thread to the next. A thread that waits for input
+ * sleeps; the thread upstream wakes it with an interrupt to the CPU it will run on. An
+ * idle CPU has halted first, and on a virtual machine a halted CPU has given its time
+ * back to the host: the wake-up then waits until the host runs it again (milliseconds on
+ * a busy host). Hosts tuned for real time keep their CPUs out of idle (kernel
+ * `idle=poll`); this does it from user space:
+ *   - "spin": one thread per CPU, pinned there, at SCHED_IDLE, spinning. It runs only
+ *     when nothing else wants that CPU, and a thread that wakes there preempts it at
+ *     once. No privileges needed. The CPUs stay busy: idle time and power go up.
+ *   - "qos": holds /dev/cpu_dma_latency at 0 us, as cyclictest does (needs write access,
+ *     and a cpuidle driver to act on it).
+ *   - "none": nothing (a switch for flowgraphs).
+ * With `confine`, every thread of the process, and so every thread they start later
+ * (a top block's, when it starts after this), is confined to `cpus`, as `taskset -c`
+ * would; the previous CPUs are given back at stop(). On the H100 machines this together
+ * with spin held the receiver's p99 under 1 ms where neither alone did
+ * (docs/PERFORMANCE.md, "CPUs kept awake").
+ *
+ * Bad arguments (a mode other than these, a CPU this process may not use, confine
+ * without spin) throw std::invalid_argument at construction; a system refusal (qos
+ * without access) throws std::runtime_error.
+ */
+class MIMODET_API cpu_keep_awake
+{
+public:
+    /*!
+     * \param mode "spin", "qos" or "none".
+     * \param cpus CPUs to spin on (spin only); empty: every CPU this process may run on.
+     * \param confine confine the process's threads to those CPUs (spin only).
+     */
+    explicit cpu_keep_awake(const std::string& mode = "spin",
+                            const std::vector<int>& cpus = {},
+                            bool confine = false);
+    ~cpu_keep_awake();
+    cpu_keep_awake(const cpu_keep_awake&) = delete;
+    cpu_keep_awake& operator=(const cpu_keep_awake&) = delete;
+
+    //! Stops the spinners, lets go of /dev/cpu_dma_latency and gives the confined
+    //! threads their CPUs back; the destructor does it too. Idempotent.
+    void stop();
+    //! Whether it is keeping CPUs awake (false after stop(), and with mode "none").
+    bool active() const;
+    const std::string& mode() const;
+    //! The CPUs with a spinning thread (empty unless mode is spin).
+    const std::vector<int>& cpus() const;
+    //! CPU time the spinning threads have used so far, in seconds (their total at
+    //! stop() once stopped; 0 without spin).
+    double spinner_cpu_seconds() const;
+
+    //! The CPUs this process may run on (the calling thread's affinity), ascending.
+    static std::vector<int> allowed_cpus();
+    //! "0-5,8" -> {0, 1, 2, 3, 4, 5, 8}, taskset's list form; "" -> {}.
+    //! std::invalid_argument for anything else or a CPU listed twice.
+    static std::vector<int> parse_cpu_list(const std::string& list);
+
+private:
+    struct impl;
+    std::unique_ptr<impl> d_impl;
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif /* INCLUDED_MIMODET_CPU_KEEP_AWAKE_H */
