@@ -360,6 +360,33 @@ class qa_examples(gr_unittest.TestCase):
         self.assertGreater(r["zf_items"], 0)
 
     # -- grcc ----------------------------------------------------------------------------
+    def test_000_every_block_definition_loads(self):
+        # GRC skips a .block.yml it cannot load (a message in its log, no error status),
+        # and the block then vanishes from generated flowgraphs: every file of grc/ must
+        # load into GRC's library and be listed in the MIMO Detection tree.
+        code = textwrap.dedent("""
+            import glob, json, os, yaml
+            from gnuradio import gr
+            from gnuradio.grc.core.platform import Platform
+            p = Platform(name="qa", prefs=gr.prefs(), version=gr.version(),
+                         version_parts=(gr.major_version(), gr.api_version(),
+                                        gr.minor_version()))
+            p.build_library()
+            ids = [yaml.safe_load(open(f))["id"]
+                   for f in glob.glob(os.path.join(%r, "*.block.yml"))]
+            print("RESULT " + json.dumps({"ids": ids,
+                                          "missing": [i for i in ids if i not in p.blocks]}))
+            """) % os.path.join(REPO, "grc")
+        p = subprocess.run([sys.executable, "-c", code], env=env(), capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, (p.stdout + p.stderr)[-3000:])
+        r = json.loads([l for l in p.stdout.splitlines() if l.startswith("RESULT ")][-1][7:])
+        self.assertGreater(len(r["ids"]), 10)
+        self.assertEqual(r["missing"], [])
+        with open(os.path.join(REPO, "grc", "mimodet.tree.yml")) as f:
+            tree = yaml.safe_load(f)["[Core]"][0]["MIMO Detection"]
+        self.assertEqual(sorted(tree), sorted(r["ids"]))
+
     def test_001_grcc_compiles_every_example(self):
         out = self.grcc.stdout + self.grcc.stderr
         self.assertEqual(self.grcc.returncode, 0, out[-4000:])
