@@ -36,9 +36,10 @@ namespace mimodet {
  *   - "none": nothing (a switch for flowgraphs).
  * With `confine`, every thread of the process, and so every thread they start later
  * (a top block's, when it starts after this), is confined to `cpus`, as `taskset -c`
- * would; the previous CPUs are given back at stop(). On the H100 machines this together
- * with spin held the receiver's p99 under 1 ms where neither alone did
- * (docs/PERFORMANCE.md, "CPUs kept awake").
+ * would; at stop(), every thread of the process gets back the CPUs the constructing
+ * thread had. On the H100 machines, spin with the flowgraph confined held the receiver's
+ * p99 under 1 ms in every window measured on screened machines, where spin on every CPU
+ * did not (docs/PERFORMANCE.md, "CPUs kept awake").
  *
  * Bad arguments (a mode other than these, a CPU this process may not use, confine
  * without spin) throw std::invalid_argument at construction; a system refusal (qos
@@ -59,8 +60,9 @@ public:
     cpu_keep_awake(const cpu_keep_awake&) = delete;
     cpu_keep_awake& operator=(const cpu_keep_awake&) = delete;
 
-    //! Stops the spinners, lets go of /dev/cpu_dma_latency and gives the confined
-    //! threads their CPUs back; the destructor does it too. Idempotent.
+    //! Stops the spinners, lets go of /dev/cpu_dma_latency and gives every thread the
+    //! CPUs the constructing thread had before confine; the destructor does it too.
+    //! Idempotent.
     void stop();
     //! Whether it is keeping CPUs awake (false after stop(), and with mode "none").
     bool active() const;

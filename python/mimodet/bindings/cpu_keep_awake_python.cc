@@ -42,7 +42,7 @@ void bind_cpu_keep_awake(py::module& m)
         "empty: every CPU this process may run on.\n"
         "confine: confine every thread of the process, and the threads they start later "
         "(a top block's when it starts after this), to those CPUs, as taskset -c would; "
-        "given back at stop().\n\n"
+        "at stop() every thread gets back the CPUs the constructing thread had.\n\n"
         "Make it before the top block starts and keep a reference while the flowgraph "
         "runs, or use it as a context manager. ValueError for a bad mode or CPU list, or "
         "cpus/confine with a mode other than spin; RuntimeError where the system "
