@@ -115,30 +115,17 @@ int channel_estimator_impl::work(int noutput_items,
 
     for (int i = 0; i < noutput_items; ++i) {
         const uint64_t abs = first + i;
-        int ns = d_next_ns;
-        bool tagged = false;
         while (ti < tags.size() && tags[ti].offset < abs)
             ++ti;
-        for (; ti < tags.size() && tags[ti].offset == abs; ++ti) {
-            const long v = pmt::is_integer(tags[ti].value) ? pmt::to_long(tags[ti].value) : -1;
-            if (v >= 0 && v < lte_numerology::slots_per_frame) {
-                ns = static_cast<int>(v);
-                tagged = true;
-            } else {
-                d_logger->error("slot tag with invalid value {} at item {}; using slot {}",
-                                pmt::write_string(tags[ti].value),
-                                abs,
-                                ns);
-            }
-        }
-        if (!tagged) {
-            if (d_untagged == 0)
-                d_logger->warn("item {} has no slot tag; counting slots from the last one "
-                               "(slot {})",
-                               abs,
-                               ns);
-            ++d_untagged;
-        }
+        size_t te = ti;
+        while (te < tags.size() && tags[te].offset == abs)
+            ++te;
+        bool tagged;
+        const int ns = slot_from_tags(
+            tags.cbegin() + ti, tags.cbegin() + te, abs, d_next_ns, tagged, *d_logger);
+        ti = te;
+        if (!tagged)
+            count_untagged(d_untagged, "item", abs, ns, *d_logger);
         for (int r = 0; r < n_rx; ++r)
             d_grids[r] = static_cast<const gr_complex*>(input_items[r]) + i * grid_len;
         gr_complex* h = H + i * d_est.h_size();

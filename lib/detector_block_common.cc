@@ -45,9 +45,11 @@ detector_config make_detector_block_config(const std::string& block,
     const std::string who = "mimodet: " + block + ": ";
     lte_numerology::from_bandwidth(bandwidth_mhz); // throws for unknown bandwidths
     if (n_tx != 1 && n_tx != 2 && n_tx != 4)
-        throw std::invalid_argument(who + "n_tx must be 1, 2 or 4, got " + std::to_string(n_tx));
+        throw std::invalid_argument(who + "n_tx must be 1, 2 or 4, got " +
+                                    std::to_string(n_tx));
     if (n_rx < n_tx || n_rx > 8)
-        throw std::invalid_argument(who + "n_rx must be n_tx..8, got " + std::to_string(n_rx));
+        throw std::invalid_argument(who + "n_rx must be n_tx..8, got " +
+                                    std::to_string(n_rx));
     detector_config cfg;
     cfg.algorithm = algorithm;
     cfg.n_tx = n_tx;
@@ -73,7 +75,8 @@ detector_config make_detector_block_config(const std::string& block,
     return cfg;
 }
 
-int slot_from_tags(const std::vector<gr::tag_t>& tags,
+int slot_from_tags(std::vector<gr::tag_t>::const_iterator first,
+                   std::vector<gr::tag_t>::const_iterator last,
                    uint64_t abs_item,
                    int next_ns,
                    bool& tagged,
@@ -81,14 +84,14 @@ int slot_from_tags(const std::vector<gr::tag_t>& tags,
 {
     int ns = next_ns;
     tagged = false;
-    for (const auto& tag : tags) {
-        const long v = pmt::is_integer(tag.value) ? pmt::to_long(tag.value) : -1;
+    for (; first != last; ++first) {
+        const long v = pmt::is_integer(first->value) ? pmt::to_long(first->value) : -1;
         if (v >= 0 && v < lte_numerology::slots_per_frame) {
             ns = static_cast<int>(v);
             tagged = true;
         } else {
             logger.error("slot tag with invalid value {} at item {}; using slot {}",
-                         pmt::write_string(tag.value),
+                         pmt::write_string(first->value),
                          abs_item,
                          ns);
         }
@@ -96,19 +99,34 @@ int slot_from_tags(const std::vector<gr::tag_t>& tags,
     return ns;
 }
 
+void count_untagged(std::atomic<uint64_t>& untagged,
+                    const char* what,
+                    uint64_t abs_item,
+                    int ns,
+                    gr::logger& logger)
+{
+    if (untagged == 0)
+        logger.warn("{} {} has no slot tag; counting slots from the last one (slot {})",
+                    what,
+                    abs_item,
+                    ns);
+    ++untagged;
+}
+
 void route_core_log()
 {
     static const auto core_logger = std::make_shared<gr::logger>("mimodet core");
-    set_log_handler([logger = core_logger](const std::string& level, const std::string& msg) {
-        if (level == "error")
-            logger->error("{}", msg);
-        else if (level == "warn" || level == "warning")
-            logger->warn("{}", msg);
-        else if (level == "debug")
-            logger->debug("{}", msg);
-        else
-            logger->info("{}", msg);
-    });
+    set_log_handler(
+        [logger = core_logger](const std::string& level, const std::string& msg) {
+            if (level == "error")
+                logger->error("{}", msg);
+            else if (level == "warn" || level == "warning")
+                logger->warn("{}", msg);
+            else if (level == "debug")
+                logger->debug("{}", msg);
+            else
+                logger->info("{}", msg);
+        });
 }
 
 int env_override(const char* name, int lo, int hi, int fallback)
@@ -133,15 +151,20 @@ constexpr int k_default_max_estimator_threads = 4;
 int estimator_threads(const std::string& block, int threads, int n_tx, int n_rx)
 {
     if (threads < 0 || threads > 256)
-        throw std::invalid_argument("mimodet: " + block + ": threads must be 0..256, got " +
+        throw std::invalid_argument("mimodet: " + block +
+                                    ": threads must be 0..256, got " +
                                     std::to_string(threads));
     if (threads > 0)
         return threads;
     const int hw = static_cast<int>(std::thread::hardware_concurrency());
-    return std::max(1, std::min({ hw > 0 ? hw : 1, n_tx * n_rx, k_default_max_estimator_threads }));
+    return std::max(
+        1, std::min({ hw > 0 ? hw : 1, n_tx * n_rx, k_default_max_estimator_threads }));
 }
 
-int gpu_lanes(bool deadline) { return env_override("MIMODET_GPU_LANES", 1, 4, deadline ? 1 : 2); }
+int gpu_lanes(bool deadline)
+{
+    return env_override("MIMODET_GPU_LANES", 1, 4, deadline ? 1 : 2);
+}
 
 } // namespace mimodet
 } // namespace gr

@@ -12,10 +12,11 @@
 #ifndef INCLUDED_MIMODET_DETECTOR_BLOCK_COMMON_H
 #define INCLUDED_MIMODET_DETECTOR_BLOCK_COMMON_H
 
+#include <atomic>
+#include <cstdint>
 #include <gnuradio/logger.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/tags.h>
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,14 +44,24 @@ detector_config make_detector_block_config(const std::string& block,
                                            double deadline_us);
 
 /*!
- * The slot of input item abs_item from its "slot" tags (tags: those on that item): the
- * last valid one (0..19), else next_ns (tagged = false). Invalid values are logged.
+ * The slot of input item abs_item from its "slot" tags ([first, last): those on that
+ * item): the last valid one (0..19), else next_ns (tagged = false). Invalid values are
+ * logged.
  */
-int slot_from_tags(const std::vector<gr::tag_t>& tags,
+int slot_from_tags(std::vector<gr::tag_t>::const_iterator first,
+                   std::vector<gr::tag_t>::const_iterator last,
                    uint64_t abs_item,
                    int next_ns,
                    bool& tagged,
                    gr::logger& logger);
+
+//! Counts an input item without a slot tag (what: "item", "grid item") that was given
+//! slot ns; the first one of a block is logged.
+void count_untagged(std::atomic<uint64_t>& untagged,
+                    const char* what,
+                    uint64_t abs_item,
+                    int ns,
+                    gr::logger& logger);
 
 //! The core's log lines go to one GNU Radio logger (shared by every instance).
 void route_core_log();

@@ -54,6 +54,7 @@ private:
     size_t d_max_per_slot;
     const pmt::pmt_t d_slot_key;
     int d_next_ns = 0;
+    std::vector<gr::tag_t> d_item_tags; //!< reused by slot_of_item()
     // Read by other threads (GUI probes, tests) while work() runs.
     std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
     std::vector<const gr_complex*> d_grid_ptrs; //!< [slot of the call][n_rx]

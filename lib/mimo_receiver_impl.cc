@@ -129,9 +129,10 @@ void mimo_receiver_impl::forecast(int noutput_items, gr_vector_int& ninput_items
 
 int mimo_receiver_impl::slot_of_item(uint64_t abs_item, bool& tagged)
 {
-    std::vector<gr::tag_t> tags;
-    get_tags_in_range(tags, 0, abs_item, abs_item + 1, d_slot_key);
-    return slot_from_tags(tags, abs_item, d_next_ns, tagged, *d_logger);
+    d_item_tags.clear();
+    get_tags_in_range(d_item_tags, 0, abs_item, abs_item + 1, d_slot_key);
+    return slot_from_tags(
+        d_item_tags.cbegin(), d_item_tags.cend(), abs_item, d_next_ns, tagged, *d_logger);
 }
 
 int mimo_receiver_impl::general_work(int noutput_items,
@@ -158,14 +159,8 @@ int mimo_receiver_impl::general_work(int noutput_items,
         const size_t n_out = d_lanes[0]->detection().values_per_slot(ns);
         if (produced + n_out > static_cast<size_t>(noutput_items))
             break;
-        if (!tagged) {
-            if (d_untagged == 0)
-                d_logger->warn("grid item {} has no slot tag; counting slots from the last "
-                               "one (slot {})",
-                               first + item,
-                               ns);
-            ++d_untagged;
-        }
+        if (!tagged)
+            count_untagged(d_untagged, "grid item", first + item, ns, *d_logger);
         const gr_complex** grids = d_grid_ptrs.data() + static_cast<size_t>(item) * d_n_rx;
         for (int r = 0; r < d_n_rx; ++r)
             grids[r] = static_cast<const gr_complex*>(input_items[r]) + item * grid_len;

@@ -62,6 +62,7 @@ private:
     size_t d_max_per_slot;
     const pmt::pmt_t d_slot_key, d_truncated_key;
     int d_next_ns = 0;
+    std::vector<gr::tag_t> d_item_tags; //!< reused by slot_of_item()
     std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
     //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
     std::unique_ptr<core::call_timeline> d_timeline;
