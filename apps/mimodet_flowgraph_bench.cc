@@ -75,6 +75,7 @@
 #include <pmt/pmt.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <random>
 #include <sstream>
@@ -134,6 +135,9 @@ struct options {
     bool probe_only = false; // the probe alone for --seconds, no flowgraph
     bool rt = false;    // real-time scheduling for the flowgraph's threads
     std::string awake = "none"; // keep the CPUs out of idle: none, qos or spin
+    int slice_us = 0;           // time slice for every thread, us (0: the kernel's)
+    int src_spin_us = 200;      // paced source: spin this long before a hand-over
+    bool pin = false;           // each block on CPUs of its own (GRC's Core Affinity)
 };
 
 constexpr double k_realtime_slots_per_s = 2000; // LTE: one slot per 0.5 ms
@@ -196,6 +200,16 @@ void usage()
            "                     at the LTE real-time rate (paced, the source hands each\n"
            "                     slot over at its arrival time: it copies it out first,\n"
            "                     then sleeps and spins the last 0.2 ms, so it shows busy)\n"
+           "  --pin              each block's thread on CPUs of its own, as GRC's Core\n"
+           "                     Affinity sets them, from the CPUs the process may use in\n"
+           "                     order: the source 1, ofdm_sync and ofdm_demod one per\n"
+           "                     receive antenna (their antenna workers start on the\n"
+           "                     block's thread and keep its CPUs), the receiver 2 (its GPU\n"
+           "                     lanes), the sink 1; the rest of the process (main thread,\n"
+           "                     probe, CUDA's threads) on the CPUs left over (fused only)\n"
+           "  --src-spin-us N    the paced source's spin before each hand-over, us\n"
+           "                     (0..1000, default 200); 0: it sleeps to the hand-over\n"
+           "                     time (timer slack 1 ns), as a driver woken by its radio\n"
            "  --seconds S        measured window per run (default 3)\n"
            "  --warmup S         seconds after the first slot out before measuring "
            "(default 1)\n"
@@ -236,6 +250,10 @@ void usage()
            "                     out of the cpus and steal% columns, but time stolen from\n"
            "                     them stays in steal%). Confine the run with taskset -c\n"
            "                     (as mimodet_keep_awake beside a flowgraph)\n"
+           "  --slice-us N       ask the kernel for an N us time slice (100..100000) for\n"
+           "                     every thread of the process (Linux 6.12+, no privileges):\n"
+           "                     a thread woken onto a CPU another one runs on waits about\n"
+           "                     that long instead of the default slice (about 3 ms)\n"
            "Real time: 20 MHz LTE is 2000 slots/s; the target is every detector >= 2000\n"
            "slots/s unthrottled and p99 latency <= 1 ms at 20 MHz 4x4 64QAM, 20 dB.\n";
 }
@@ -326,6 +344,12 @@ options parse(int argc, char** argv)
             o.rt = true;
         else if (a == "--awake")
             o.awake = next();
+        else if (a == "--pin")
+            o.pin = true;
+        else if (a == "--src-spin-us")
+            o.src_spin_us = static_cast<int>(to_int(a, next()));
+        else if (a == "--slice-us")
+            o.slice_us = static_cast<int>(to_int(a, next()));
         else if (a == "-h" || a == "--help") {
             usage();
             std::exit(0);
@@ -381,6 +405,12 @@ options parse(int argc, char** argv)
     if (o.probe && o.trace.empty())
         throw std::invalid_argument("--probe needs --trace (it writes PREFIX_..._probe.csv)");
     check_in("--awake", { o.awake }, { "none", "qos", "spin" });
+    if (o.slice_us != 0 && (o.slice_us < 100 || o.slice_us > 100000))
+        throw std::invalid_argument("--slice-us must be 100..100000");
+    if (o.pin && o.receiver != "fused")
+        throw std::invalid_argument("--pin needs --receiver fused");
+    if (o.src_spin_us < 0 || o.src_spin_us > 1000)
+        throw std::invalid_argument("--src-spin-us must be 0..1000");
     return o;
 }
 
@@ -424,6 +454,7 @@ public:
                 int vlen,
                 double rate,
                 int chunks,
+                int spin_us,
                 shared_state& st)
         : gr::sync_block("slot_replay",
                          gr::io_signature::make(0, 0, 0),
@@ -432,7 +463,8 @@ public:
                                                 sizeof(gr_complex) * vlen)),
           d_data(std::move(data)), d_n_slots(n_slots), d_per_slot(items_per_slot),
           d_vlen(vlen), d_chunks(chunks), d_per_chunk(items_per_slot / chunks),
-          d_period_ns(rate > 0 ? 1e9 / rate : 0), d_st(st), d_key(pmt::mp("slot")),
+          d_period_ns(rate > 0 ? 1e9 / rate : 0), d_spin_ns(1000ll * spin_us), d_st(st),
+          d_key(pmt::mp("slot")),
           d_src(pmt::mp("slot_replay"))
     {
         if (chunks < 1 || items_per_slot % chunks != 0)
@@ -457,8 +489,11 @@ public:
         // wakes 50-150 us late, which would count as the receiver's latency.
         int64_t hand_over_at = 0;
         if (d_period_ns > 0) {
-            if (d_t0 < 0)
+            if (d_t0 < 0) {
                 d_t0 = shared_state::now_ns();
+                // This thread's sleeps end on time (default slack: up to 50 us late).
+                prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+            }
             const int64_t now = shared_state::now_ns();
             const int64_t due = static_cast<int64_t>(std::floor((now - d_t0) / chunk_ns)) +
                                 1 - static_cast<int64_t>(c0);
@@ -505,22 +540,21 @@ public:
 
 private:
     //! Returns at time t_ns (false when the run stops first): sleeps in steps of at most
-    //! 1 ms that check the stop flag until k_spin_ns before t_ns, then spins. (Returning 0
+    //! 1 ms that check the stop flag until d_spin_ns before t_ns, then spins. (Returning 0
     //! from work() instead would be wrong: GNU Radio's thread-per-block scheduler then
     //! parks a source in its blocked-on-input wait, up to 250 ms, until a neighbour
     //! signals.)
     bool wait_until(int64_t t_ns) const
     {
-        static constexpr int64_t k_spin_ns = 200000;
         for (;;) {
             if (d_st.stop.load())
                 return false;
             const int64_t left = t_ns - shared_state::now_ns();
             if (left <= 0)
                 return true;
-            if (left > k_spin_ns)
+            if (left > d_spin_ns)
                 std::this_thread::sleep_for(
-                    std::chrono::nanoseconds(std::min<int64_t>(left - k_spin_ns, 1000000)));
+                    std::chrono::nanoseconds(std::min<int64_t>(left - d_spin_ns, 1000000)));
 #if defined(__x86_64__) || defined(__i386__)
             else
                 __builtin_ia32_pause(); // spin politely (a hyperthread sibling runs on)
@@ -531,6 +565,7 @@ private:
     std::shared_ptr<const std::vector<std::vector<gr_complex>>> d_data;
     int d_n_slots, d_per_slot, d_vlen, d_chunks, d_per_chunk;
     double d_period_ns;
+    int64_t d_spin_ns;
     int64_t d_t0 = -1;
     uint64_t d_chunk = 0;
     shared_state& d_st;
@@ -1128,7 +1163,7 @@ run_result run_one(const options& o,
     shared_state st;
     auto tb = gr::make_top_block("mimodet_flowgraph_bench");
     auto src = std::make_shared<slot_replay>(
-        tx.rx, tx.n_slots, tx.items_per_slot, tx.vlen, rate, freq ? 1 : o.chunks, st);
+        tx.rx, tx.n_slots, tx.items_per_slot, tx.vlen, rate, freq ? 1 : o.chunks, o.src_spin_us, st);
     channel_estimator::sptr est;
     if (!fused) {
         est = channel_estimator::make(
@@ -1180,6 +1215,44 @@ run_result run_one(const options& o,
         res.busy.push_back({ "det", det });
     }
     res.busy.push_back({ "sink", meter });
+
+    // --pin: block threads on disjoint CPU sets; this thread (and so the probe and the
+    // tracer it starts) on what is left, given back when the run returns.
+    struct affinity_restore {
+        cpu_set_t saved;
+        bool armed = false;
+        ~affinity_restore()
+        {
+            if (armed)
+                sched_setaffinity(0, sizeof saved, &saved);
+        }
+    } main_cpus;
+    if (o.pin) {
+        const std::vector<int> cpus = cpu_keep_awake::allowed_cpus();
+        std::vector<std::pair<gr::block_sptr, int>> plan{ { src, 1 } };
+        if (!freq) {
+            plan.push_back({ sync, nr });
+            plan.push_back({ demod, nr });
+        }
+        plan.push_back({ rxb, 2 });
+        plan.push_back({ meter, 1 });
+        size_t next = 0;
+        for (const auto& [blk, n] : plan) {
+            if (next + n >= cpus.size()) { // at least one CPU must be left over
+                res.error = "--pin: " + std::to_string(cpus.size()) + " CPUs are too few";
+                return res;
+            }
+            blk->set_processor_affinity(
+                std::vector<int>(cpus.begin() + next, cpus.begin() + next + n));
+            next += n;
+        }
+        main_cpus.armed = sched_getaffinity(0, sizeof main_cpus.saved, &main_cpus.saved) == 0;
+        cpu_set_t rest;
+        CPU_ZERO(&rest);
+        for (size_t i = next; i < cpus.size(); ++i)
+            CPU_SET(cpus[i], &rest);
+        sched_setaffinity(0, sizeof rest, &rest);
+    }
 
     const double tps = static_cast<double>(gr::high_res_timer_tps());
     tb->start();
@@ -1357,11 +1430,13 @@ int main(int argc, char** argv)
                      "enabled (it needs CAP_SYS_NICE or an rtprio limit)\n";
         return 2;
     }
-    if (o.awake != "none") {
+    if (o.awake != "none" || o.slice_us != 0) {
         try {
-            g_awake = std::make_unique<cpu_keep_awake>(o.awake);
+            g_awake = std::make_unique<cpu_keep_awake>(
+                o.awake, std::vector<int>{}, false, o.slice_us);
         } catch (const std::exception& e) {
-            std::cerr << "mimodet_flowgraph_bench: --awake " << e.what() << "\n";
+            std::cerr << "mimodet_flowgraph_bench: --awake/--slice-us " << e.what()
+                      << "\n";
             return 2;
         }
     }
@@ -1378,7 +1453,7 @@ int main(int argc, char** argv)
                "latency_p50_ms,latency_p99_ms,latency_max_ms,ber,bad_slots,est_bad_slots,"
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
-               "slots,chunks,steal_pct,cpus,est_backend,receiver,awake,error\n";
+               "slots,chunks,steal_pct,cpus,est_backend,receiver,awake,slice_us,src_spin_us,pin,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1485,7 +1560,9 @@ int main(int argc, char** argv)
                                 } else {
                                     std::string busy = " est:" + r.est_backend +
                                                        (o.receiver == "fused" ? " fused" : "") +
-                                                       (o.awake != "none" ? " awake:" + o.awake : "");
+                                                       (o.awake != "none" ? " awake:" + o.awake : "") +
+                                                       (o.slice_us ? " slice:" + std::to_string(o.slice_us) : "") +
+                                                       (o.pin ? " pin" : "");
                                     char buf[64];
                                     for (const auto& b : r.busy) {
                                         std::snprintf(buf,
@@ -1569,7 +1646,10 @@ int main(int argc, char** argv)
                                         << (dom == "time" ? o.chunks : 1) << ','
                                         << r.steal_pct << ',' << r.cpus << ','
                                         << r.est_backend << ',' << o.receiver << ','
-                                        << o.awake << ',' << err << '\n';
+                                        << o.awake << ',' << o.slice_us << ','
+                                        << (rate > 0 ? o.src_spin_us : 0) << ','
+                                        << (o.pin ? 1 : 0) << ',' << err
+                                        << '\n';
                                     csv.flush();
                                 }
                             }

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdexcept>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <thread>
 #include <unistd.h>
@@ -69,6 +70,47 @@ int set_process_affinity(const cpu_set_t& set)
     return 0;
 }
 
+// sched_setattr(2)'s argument (glibc 2.36 has no wrapper for it).
+struct sched_attr_v1 {
+    uint32_t size = sizeof(sched_attr_v1);
+    uint32_t policy = 0;
+    uint64_t flags = 0;
+    int32_t nice = 0;
+    uint32_t priority = 0;
+    uint64_t runtime = 0, deadline = 0, period = 0; // runtime: a fair thread's slice, ns
+    uint32_t util_min = 0, util_max = 0;
+};
+constexpr uint64_t k_sched_flag_reset_on_fork = 0x01;
+
+//! Thread tid's slice to slice_ns (0: the kernel's default), keeping its policy, nice
+//! and reset-on-fork; threads at other policies (the spinners' SCHED_IDLE, real time)
+//! are left as they are, and so are those whose slice is not `only_if_ns` where that
+//! is given. Returns 0 or errno.
+int set_thread_slice(pid_t tid, uint64_t slice_ns, uint64_t only_if_ns = 0)
+{
+    sched_attr_v1 a;
+    if (syscall(SYS_sched_getattr, tid, &a, sizeof a, 0) != 0)
+        return errno;
+    if ((a.policy != SCHED_OTHER && a.policy != SCHED_BATCH) ||
+        (only_if_ns != 0 && a.runtime != only_if_ns))
+        return 0;
+    a.size = sizeof a;
+    a.flags &= k_sched_flag_reset_on_fork;
+    a.runtime = slice_ns;
+    a.deadline = a.period = 0;
+    return syscall(SYS_sched_setattr, tid, &a, 0) == 0 ? 0 : errno;
+}
+
+//! Whether the kernel reports slice_ns as the calling thread's slice (true where the
+//! thread is not a fair one: its slice is neither set nor reported).
+bool own_slice_is(uint64_t slice_ns)
+{
+    sched_attr_v1 a;
+    if (syscall(SYS_sched_getattr, 0, &a, sizeof a, 0) != 0)
+        return false;
+    return (a.policy != SCHED_OTHER && a.policy != SCHED_BATCH) || a.runtime == slice_ns;
+}
+
 } // namespace
 
 struct cpu_keep_awake::impl {
@@ -77,6 +119,8 @@ struct cpu_keep_awake::impl {
     int qos_fd = -1;
     bool confined = false;
     cpu_set_t saved_affinity;
+    int slice_us = 0;
+    bool sliced = false;
     std::vector<std::thread> threads;
     std::vector<clockid_t> clocks;
     std::atomic<bool> stop_flag{ false };
@@ -145,13 +189,42 @@ struct cpu_keep_awake::impl {
             set_process_affinity(saved_affinity); // best effort: nothing to do on error
             confined = false;
         }
+        if (sliced) { // best effort too; threads that ended meanwhile are skipped
+            for (pid_t tid : process_threads())
+                set_thread_slice(tid, 0, 1000ull * slice_us);
+            sliced = false;
+        }
         active = false;
+    }
+
+    //! Every SCHED_OTHER thread of the process to slice_us; threads started later
+    //! inherit it. runtime_error where the kernel refuses or ignores it.
+    void apply_slice()
+    {
+        const uint64_t ns = 1000ull * slice_us;
+        sliced = true;
+        for (pid_t tid : process_threads()) {
+            const int rc = set_thread_slice(tid, ns);
+            if (rc != 0 && rc != ESRCH) {
+                stop();
+                throw std::runtime_error("cpu_keep_awake: slice: sched_setattr: " +
+                                         std::string(std::strerror(rc)));
+            }
+        }
+        // Kernels before 6.12 take sched_runtime for a fair thread and ignore it.
+        if (!own_slice_is(ns)) {
+            stop();
+            throw std::runtime_error(
+                "cpu_keep_awake: this kernel does not take a time slice per thread "
+                "(sched_setattr's sched_runtime; Linux 6.12 or later)");
+        }
     }
 };
 
 cpu_keep_awake::cpu_keep_awake(const std::string& mode,
                                const std::vector<int>& cpus,
-                               bool confine)
+                               bool confine,
+                               int slice_us)
     : d_impl(std::make_unique<impl>())
 {
     impl& d = *d_impl;
@@ -161,6 +234,11 @@ cpu_keep_awake::cpu_keep_awake(const std::string& mode,
     if (mode != "spin" && (confine || !cpus.empty()))
         throw std::invalid_argument(
             "cpu_keep_awake: cpus and confine apply to mode spin only");
+    if (slice_us != 0 && (slice_us < 100 || slice_us > 100000))
+        throw std::invalid_argument(
+            "cpu_keep_awake: slice_us must be 0 (the kernel's default) or 100..100000, "
+            "not " +
+            std::to_string(slice_us));
     const std::vector<int> allowed = allowed_cpus();
     for (size_t i = 0; i < cpus.size(); ++i) {
         if (std::find(allowed.begin(), allowed.end(), cpus[i]) == allowed.end())
@@ -171,6 +249,10 @@ cpu_keep_awake::cpu_keep_awake(const std::string& mode,
                                         " is listed twice");
     }
     d.mode = mode;
+    d.slice_us = slice_us;
+    // Before the spinners: they set their own policy (SCHED_IDLE) and need no slice.
+    if (slice_us != 0)
+        d.apply_slice();
     if (mode == "qos") {
         d.qos_fd = ::open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
         const int32_t zero = 0;
@@ -179,6 +261,7 @@ cpu_keep_awake::cpu_keep_awake(const std::string& mode,
             if (d.qos_fd >= 0)
                 ::close(d.qos_fd);
             d.qos_fd = -1;
+            d.stop(); // the slice, where one was given
             throw std::runtime_error(
                 "cpu_keep_awake: cannot hold /dev/cpu_dma_latency at 0 (" + why + ")");
         }
@@ -186,10 +269,11 @@ cpu_keep_awake::cpu_keep_awake(const std::string& mode,
     } else if (mode == "spin") {
         d.cpus = cpus.empty() ? allowed : cpus;
         if (confine) {
-            if (sched_getaffinity(0, sizeof d.saved_affinity, &d.saved_affinity) != 0)
-                throw std::runtime_error(
-                    std::string("cpu_keep_awake: sched_getaffinity: ") +
-                    std::strerror(errno));
+            if (sched_getaffinity(0, sizeof d.saved_affinity, &d.saved_affinity) != 0) {
+                const std::string why = std::strerror(errno);
+                d.stop();
+                throw std::runtime_error("cpu_keep_awake: sched_getaffinity: " + why);
+            }
             d.confined = true;
             if (const int rc = set_process_affinity(to_set(d.cpus))) {
                 d.stop();
@@ -211,6 +295,8 @@ bool cpu_keep_awake::active() const { return d_impl->active; }
 const std::string& cpu_keep_awake::mode() const { return d_impl->mode; }
 
 const std::vector<int>& cpu_keep_awake::cpus() const { return d_impl->cpus; }
+
+int cpu_keep_awake::slice_us() const { return d_impl->slice_us; }
 
 double cpu_keep_awake::spinner_cpu_seconds() const
 {

@@ -6,15 +6,18 @@
 #
 """QA of cpu_keep_awake (the GRC block Keep CPUs Awake): its spinning threads (one per CPU
 given, pinned there, at SCHED_IDLE), confinement of the process's threads and of a
-flowgraph started afterwards, stop() giving the CPUs back, bad arguments, and the GRC
-definition through grcc."""
+flowgraph started afterwards, stop() giving the CPUs back, time slices for the process's
+threads (set, inherited, given back), bad arguments, and the GRC definition through
+grcc."""
 
+import ctypes
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 
 from gnuradio import blocks, gr, gr_unittest
@@ -34,6 +37,38 @@ def spinners():
         try:
             if os.sched_getscheduler(tid) == os.SCHED_IDLE:
                 out[tid] = os.sched_getaffinity(tid)
+        except ProcessLookupError:
+            pass
+    return out
+
+
+class _sched_attr(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("policy", ctypes.c_uint32),
+                ("flags", ctypes.c_uint64), ("nice", ctypes.c_int32),
+                ("priority", ctypes.c_uint32), ("runtime", ctypes.c_uint64),
+                ("deadline", ctypes.c_uint64), ("period", ctypes.c_uint64),
+                ("util_min", ctypes.c_uint32), ("util_max", ctypes.c_uint32)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_SYS_SCHED_GETATTR = 315  # x86_64
+
+
+def slice_ns(tid):
+    """A thread's time slice as sched_getattr reports it (sched_runtime; Linux 6.12+
+    reports a fair thread's slice there), or None where the call fails."""
+    a = _sched_attr()
+    if _libc.syscall(_SYS_SCHED_GETATTR, tid, ctypes.byref(a), ctypes.sizeof(a), 0) != 0:
+        return None
+    return a.runtime
+
+
+def fair_threads():
+    out = []
+    for tid in threads():
+        try:
+            if os.sched_getscheduler(tid) == os.SCHED_OTHER:
+                out.append(tid)
         except ProcessLookupError:
             pass
     return out
@@ -115,7 +150,8 @@ class qa_cpu_keep_awake(gr_unittest.TestCase):
         not_allowed = next((c for c in range(1023, -1, -1) if c not in self.allowed))
         for args in [("idle",), ("spin", "3-1"), ("spin", "0,0"), ("spin", "x"),
                      ("spin", "4095"), ("spin", str(not_allowed)), ("spin", [self.cpu] * 2),
-                     ("qos", str(self.cpu)), ("none", "", True)]:
+                     ("qos", str(self.cpu)), ("none", "", True), ("none", "", False, 99),
+                     ("none", "", False, 100001), ("spin", "", False, -1)]:
             with self.assertRaises(ValueError, msg=str(args)):
                 mimodet.cpu_keep_awake(*args)
             self.assertEqual(spinners(), {}, args)
@@ -182,6 +218,53 @@ class qa_cpu_keep_awake(gr_unittest.TestCase):
             self.assertIn("DATA True", p.stdout)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_007_slice_for_every_thread(self):
+        if os.uname().machine != "x86_64":
+            self.skipTest("the test reads slices with x86_64's syscall number")
+        before = {t: slice_ns(t) for t in fair_threads()}
+        default = slice_ns(threading.get_native_id())
+        try:
+            k = mimodet.cpu_keep_awake("none", slice_us=250)
+        except RuntimeError as e:  # a kernel before 6.12: said so, nothing changed
+            self.assertIn("Linux 6.12", str(e))
+            self.assertEqual({t: slice_ns(t) for t in fair_threads()}, before)
+            self.skipTest(str(e))
+        self.assertEqual(k.slice_us(), 250)
+        self.assertFalse(k.active())  # none keeps no CPU awake; the slice is apart
+        for t in fair_threads():
+            self.assertEqual(slice_ns(t), 250000, t)
+        # Threads started later inherit it: a Python thread, and a flowgraph's.
+        got = []
+        th = threading.Thread(target=lambda: got.append(slice_ns(threading.get_native_id())))
+        th.start()
+        th.join()
+        self.assertEqual(got, [250000])
+        before_tb = set(threads())
+        tb = gr.top_block()
+        src = blocks.null_source(gr.sizeof_float)
+        thr = blocks.throttle(gr.sizeof_float, 1e5)
+        tb.connect(src, thr, blocks.null_sink(gr.sizeof_float))
+        tb.start()
+        try:
+            time.sleep(0.05)
+            new = [t for t in fair_threads() if t not in before_tb]
+            self.assertGreater(len(new), 0)
+            for t in fair_threads():
+                self.assertEqual(slice_ns(t), 250000, t)
+        finally:
+            tb.stop()
+            tb.wait()
+        k.stop()
+        for t in fair_threads():
+            self.assertEqual(slice_ns(t), default, t)
+        # With spin: the spinners keep SCHED_IDLE, the others get the slice.
+        with mimodet.cpu_keep_awake("spin", [self.cpu], slice_us=100) as k:
+            self.assertEqual(list(spinners().values()), [{self.cpu}])
+            for t in fair_threads():
+                self.assertEqual(slice_ns(t), 100000, t)
+        for t in fair_threads():
+            self.assertEqual(slice_ns(t), default, t)
 
 
 if __name__ == "__main__":

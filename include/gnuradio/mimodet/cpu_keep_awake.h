@@ -41,9 +41,21 @@ namespace mimodet {
  * p99 under 1 ms in every window measured on screened machines, where spin on every CPU
  * did not (docs/PERFORMANCE.md, "CPUs kept awake").
  *
+ * With `slice_us`, every thread of the process, and every thread they start later, asks
+ * the kernel for a time slice of that many microseconds (sched_setattr's sched_runtime
+ * for SCHED_OTHER threads; Linux 6.12 and later, EEVDF; no privileges needed). A thread
+ * woken onto a CPU where another thread runs can wait up to that thread's slice (2.8 ms
+ * by default on the 16-CPU machines); a shorter slice is meant to shorten that wait. The
+ * spinners do not count here (SCHED_IDLE yields at once); this is for CPUs shared by the
+ * flowgraph's own threads, such as stages that share a slot's antennas out on several
+ * threads. Any mode takes it; at stop() those threads get the kernel's default back.
+ * On the H100 machines a 100 us slice made no measurable difference to the receiver
+ * (docs/PERFORMANCE.md, "The time domain confined").
+ *
  * Bad arguments (a mode other than these, a CPU this process may not use, confine
- * without spin) throw std::invalid_argument at construction; a system refusal (qos
- * without access) throws std::runtime_error.
+ * without spin, a slice outside 100..100000 us) throw std::invalid_argument at
+ * construction; a system refusal (qos without access, a kernel without per-thread
+ * slices) throws std::runtime_error.
  */
 class MIMODET_API cpu_keep_awake
 {
@@ -52,23 +64,28 @@ public:
      * \param mode "spin", "qos" or "none".
      * \param cpus CPUs to spin on (spin only); empty: every CPU this process may run on.
      * \param confine confine the process's threads to those CPUs (spin only).
+     * \param slice_us time slice for the process's threads in us (100..100000), 0: the
+     *        kernel's default.
      */
     explicit cpu_keep_awake(const std::string& mode = "spin",
                             const std::vector<int>& cpus = {},
-                            bool confine = false);
+                            bool confine = false,
+                            int slice_us = 0);
     ~cpu_keep_awake();
     cpu_keep_awake(const cpu_keep_awake&) = delete;
     cpu_keep_awake& operator=(const cpu_keep_awake&) = delete;
 
-    //! Stops the spinners, lets go of /dev/cpu_dma_latency and gives every thread the
-    //! CPUs the constructing thread had before confine; the destructor does it too.
-    //! Idempotent.
+    //! Stops the spinners, lets go of /dev/cpu_dma_latency, gives every thread the CPUs
+    //! the constructing thread had before confine and the kernel's default slice; the
+    //! destructor does it too. Idempotent.
     void stop();
     //! Whether it is keeping CPUs awake (false after stop(), and with mode "none").
     bool active() const;
     const std::string& mode() const;
     //! The CPUs with a spinning thread (empty unless mode is spin).
     const std::vector<int>& cpus() const;
+    //! The time slice asked for the process's threads, in us (0: none asked).
+    int slice_us() const;
     //! CPU time the spinning threads have used so far, in seconds (their total at
     //! stop() once stopped; 0 without spin).
     double spinner_cpu_seconds() const;

@@ -42,23 +42,35 @@ void bind_cpu_keep_awake(py::module& m)
         "empty: every CPU this process may run on.\n"
         "confine: confine every thread of the process, and the threads they start later "
         "(a top block's when it starts after this), to those CPUs, as taskset -c would; "
-        "at stop() every thread gets back the CPUs the constructing thread had.\n\n"
+        "at stop() every thread gets back the CPUs the constructing thread had.\n"
+        "slice_us: a time slice of that many microseconds (100..100000) for every "
+        "SCHED_OTHER thread of the process and the threads they start later "
+        "(sched_setattr's sched_runtime; Linux 6.12 or later, no privileges needed); 0: "
+        "the kernel's default, which they get back at stop(). Any mode.\n\n"
         "Make it before the top block starts and keep a reference while the flowgraph "
-        "runs, or use it as a context manager. ValueError for a bad mode or CPU list, or "
-        "cpus/confine with a mode other than spin; RuntimeError where the system "
-        "refuses.")
-        .def(py::init([](const std::string& mode, const py::object& cpus, bool confine) {
-                 return std::make_unique<cpu_keep_awake>(mode, cpu_list(cpus), confine);
+        "runs, or use it as a context manager. ValueError for a bad mode, CPU list or "
+        "slice, or cpus/confine with a mode other than spin; RuntimeError where the "
+        "system refuses.")
+        .def(py::init([](const std::string& mode,
+                         const py::object& cpus,
+                         bool confine,
+                         int slice_us) {
+                 return std::make_unique<cpu_keep_awake>(
+                     mode, cpu_list(cpus), confine, slice_us);
              }),
              py::arg("mode") = "spin",
              py::arg("cpus") = "",
-             py::arg("confine") = false)
+             py::arg("confine") = false,
+             py::arg("slice_us") = 0)
         .def("stop",
              &cpu_keep_awake::stop,
              "Stops keeping the CPUs awake and gives confined threads their CPUs back.")
         .def("active", &cpu_keep_awake::active, "Whether it keeps CPUs awake now.")
         .def("mode", &cpu_keep_awake::mode, "'spin', 'qos' or 'none'.")
         .def("cpus", &cpu_keep_awake::cpus, "The CPUs with a spinning thread.")
+        .def("slice_us",
+             &cpu_keep_awake::slice_us,
+             "The time slice asked for the process's threads, in us (0: none).")
         .def("spinner_cpu_seconds",
              &cpu_keep_awake::spinner_cpu_seconds,
              "CPU time the spinning threads have used so far, in seconds.")
