@@ -60,14 +60,23 @@ std::vector<pid_t> process_threads()
     return tids;
 }
 
-//! Every thread of the process onto `set`; threads that ended meanwhile are skipped.
-//! Returns 0 or the first other errno.
-int set_process_affinity(const cpu_set_t& set)
+//! op(tid) (0 or an errno) on every thread of the process; threads that ended meanwhile
+//! (ESRCH) are skipped. Returns 0 or the first other errno.
+template <typename Op>
+int on_every_thread(const Op& op)
 {
     for (pid_t tid : process_threads())
-        if (sched_setaffinity(tid, sizeof set, &set) != 0 && errno != ESRCH)
-            return errno;
+        if (const int rc = op(tid); rc != 0 && rc != ESRCH)
+            return rc;
     return 0;
+}
+
+//! Every thread of the process onto `set`. Returns 0 or errno.
+int set_process_affinity(const cpu_set_t& set)
+{
+    return on_every_thread([&set](pid_t tid) {
+        return sched_setaffinity(tid, sizeof set, &set) == 0 ? 0 : errno;
+    });
 }
 
 // sched_setattr(2)'s argument (glibc 2.36 has no wrapper for it).
@@ -82,6 +91,18 @@ struct sched_attr_v1 {
 };
 constexpr uint64_t k_sched_flag_reset_on_fork = 0x01;
 
+//! Thread tid's (0: the caller's) scheduling attributes into a. Returns 0 or errno.
+int get_attr(pid_t tid, sched_attr_v1& a)
+{
+    return syscall(SYS_sched_getattr, tid, &a, sizeof a, 0) == 0 ? 0 : errno;
+}
+
+//! Whether a thread has a time slice of its own (SCHED_OTHER or SCHED_BATCH).
+bool is_fair(const sched_attr_v1& a)
+{
+    return a.policy == SCHED_OTHER || a.policy == SCHED_BATCH;
+}
+
 //! Thread tid's slice to slice_ns (0: the kernel's default), keeping its policy, nice
 //! and reset-on-fork; threads at other policies (the spinners' SCHED_IDLE, real time)
 //! are left as they are, and so are those whose slice is not `only_if_ns` where that
@@ -89,10 +110,9 @@ constexpr uint64_t k_sched_flag_reset_on_fork = 0x01;
 int set_thread_slice(pid_t tid, uint64_t slice_ns, uint64_t only_if_ns = 0)
 {
     sched_attr_v1 a;
-    if (syscall(SYS_sched_getattr, tid, &a, sizeof a, 0) != 0)
-        return errno;
-    if ((a.policy != SCHED_OTHER && a.policy != SCHED_BATCH) ||
-        (only_if_ns != 0 && a.runtime != only_if_ns))
+    if (const int rc = get_attr(tid, a))
+        return rc;
+    if (!is_fair(a) || (only_if_ns != 0 && a.runtime != only_if_ns))
         return 0;
     a.size = sizeof a;
     a.flags &= k_sched_flag_reset_on_fork;
@@ -106,9 +126,7 @@ int set_thread_slice(pid_t tid, uint64_t slice_ns, uint64_t only_if_ns = 0)
 bool own_slice_is(uint64_t slice_ns)
 {
     sched_attr_v1 a;
-    if (syscall(SYS_sched_getattr, 0, &a, sizeof a, 0) != 0)
-        return false;
-    return (a.policy != SCHED_OTHER && a.policy != SCHED_BATCH) || a.runtime == slice_ns;
+    return get_attr(0, a) == 0 && (!is_fair(a) || a.runtime == slice_ns);
 }
 
 } // namespace
@@ -189,9 +207,11 @@ struct cpu_keep_awake::impl {
             set_process_affinity(saved_affinity); // best effort: nothing to do on error
             confined = false;
         }
-        if (sliced) { // best effort too; threads that ended meanwhile are skipped
-            for (pid_t tid : process_threads())
-                set_thread_slice(tid, 0, 1000ull * slice_us);
+        if (sliced) { // best effort too
+            on_every_thread([ns = 1000ull * slice_us](pid_t tid) {
+                set_thread_slice(tid, 0, ns);
+                return 0; // on to the next thread whatever happened
+            });
             sliced = false;
         }
         active = false;
@@ -203,13 +223,11 @@ struct cpu_keep_awake::impl {
     {
         const uint64_t ns = 1000ull * slice_us;
         sliced = true;
-        for (pid_t tid : process_threads()) {
-            const int rc = set_thread_slice(tid, ns);
-            if (rc != 0 && rc != ESRCH) {
-                stop();
-                throw std::runtime_error("cpu_keep_awake: slice: sched_setattr: " +
-                                         std::string(std::strerror(rc)));
-            }
+        if (const int rc =
+                on_every_thread([ns](pid_t tid) { return set_thread_slice(tid, ns); })) {
+            stop();
+            throw std::runtime_error("cpu_keep_awake: slice: sched_setattr: " +
+                                     std::string(std::strerror(rc)));
         }
         // Kernels before 6.12 take sched_runtime for a fair thread and ignore it.
         if (!own_slice_is(ns)) {
