@@ -15,6 +15,7 @@
 // loop into the receiver:
 //
 //   time: slot_replay -> ofdm_sync -> ofdm_demod -> channel_estimator -> mimo_detector
+//         (--demod receiver: slot_replay -> ofdm_sync -> mimo_receiver, time-domain input)
 //   freq: slot_replay (grids) ----------------------> channel_estimator -> mimo_detector
 //                                                      -> slot_meter
 //
@@ -121,6 +122,9 @@ struct options {
     int est_threads = 0;
     std::string est_backend = "auto"; // channel_estimator's backend (as --backend)
     std::string receiver = "fused";   // fused: mimo_receiver; chain: channel_estimator -> mimo_detector
+    std::string demod = "block";      // time domain: ofdm_demod block, or in mimo_receiver
+    std::string gpu_wait = "spin";    // how the receiver's host thread waits for the GPU
+    int antenna_threads = 0;          // ofdm_sync's and ofdm_demod's threads; 0: default
     int chunks = 1; // time domain: pieces per slot the source hands over
     int sorted_qr = -1;
     std::vector<int> psd_lvl, psd_exp;
@@ -172,6 +176,16 @@ void usage()
            "                     estimator follows --backend, --est-backend is not used);\n"
            "                     chain: channel_estimator -> mimo_detector (the only one\n"
            "                     before 2026-11-23, eighth session)\n"
+           "  --demod D          time domain: block (default): an ofdm_demod block between\n"
+           "                     ofdm_sync and the receiver; receiver: mimo_receiver takes\n"
+           "                     ofdm_sync's slots and demodulates them itself (on the GPU\n"
+           "                     with cuFFT); needs --receiver fused\n"
+           "  --gpu-wait W       spin (default, CUDA's polling) or block: the host thread\n"
+           "                     sleeps while the GPU works (MIMODET_GPU_WAIT, for the\n"
+           "                     whole run)\n"
+           "  --antenna-threads N  ofdm_sync's and ofdm_demod's threads per slot, 1..8\n"
+           "                     (MIMODET_ANTENNA_THREADS; default 0: min(n_rx, 4) from\n"
+           "                     10 MHz)\n"
            "  --chunks N         time domain: the source hands each slot over in N equal\n"
            "                     pieces (a radio delivers packets; default 1: whole "
            "slots);\n"
@@ -288,6 +302,18 @@ options parse(int argc, char** argv)
             o.receiver = next();
             if (o.receiver != "chain" && o.receiver != "fused")
                 throw std::invalid_argument("--receiver must be chain or fused");
+        } else if (a == "--demod") {
+            o.demod = next();
+            if (o.demod != "block" && o.demod != "receiver")
+                throw std::invalid_argument("--demod must be block or receiver");
+        } else if (a == "--gpu-wait") {
+            o.gpu_wait = next();
+            if (o.gpu_wait != "spin" && o.gpu_wait != "block")
+                throw std::invalid_argument("--gpu-wait must be spin or block");
+        } else if (a == "--antenna-threads") {
+            o.antenna_threads = static_cast<int>(to_int(a, next()));
+            if (o.antenna_threads < 0 || o.antenna_threads > 8)
+                throw std::invalid_argument("--antenna-threads must be 0..8");
         } else if (a == "--est-backend") {
             o.est_backend = next();
             if (o.est_backend != "cpu" && o.est_backend != "cuda" && o.est_backend != "auto")
@@ -408,6 +434,8 @@ options parse(int argc, char** argv)
     // --slice-us is checked where it is used (cpu_keep_awake, in main()).
     if (o.pin && o.receiver != "fused")
         throw std::invalid_argument("--pin needs --receiver fused");
+    if (o.demod == "receiver" && o.receiver != "fused")
+        throw std::invalid_argument("--demod receiver needs --receiver fused");
     if (o.src_spin_us < 0 || o.src_spin_us > 1000)
         throw std::invalid_argument("--src-spin-us must be 0..1000");
     return o;
@@ -1132,6 +1160,8 @@ run_result run_one(const options& o,
     // The receiver's back end: channel_estimator -> mimo_detector (chain), or both in
     // one mimo_receiver (fused).
     const bool fused = o.receiver == "fused";
+    // Time domain with --demod receiver: mimo_receiver takes ofdm_sync's slots.
+    const bool rx_demod = !freq && fused && o.demod == "receiver";
     mimo_detector::sptr det;
     mimo_receiver::sptr rxb;
     try {
@@ -1142,7 +1172,7 @@ run_result run_one(const options& o,
         if (fused)
             rxb = mimo_receiver::make(alg, o.bandwidth, nt, nr, mod, o.cell_id, backend, soft,
                                       lvl, exp, -1, -1, sorted_qr, 0.0f, o.threads, true,
-                                      deadline, o.est_threads);
+                                      deadline, o.est_threads, rx_demod);
         else
             det = mimo_detector::make(alg, o.bandwidth, nt, nr, mod, o.cell_id, backend, soft,
                                       lvl, exp, -1, -1, sorted_qr, 0.0f, o.threads, true,
@@ -1179,12 +1209,15 @@ run_result run_one(const options& o,
     gr::basic_block_sptr grids = src;
     if (!freq) {
         sync = ofdm_sync::make(o.bandwidth, nr, o.cell_id);
-        demod = ofdm_demod::make(o.bandwidth, nr);
-        for (int r = 0; r < nr; ++r) {
+        for (int r = 0; r < nr; ++r)
             tb->connect(src, r, sync, r);
-            tb->connect(sync, r, demod, r);
+        grids = sync;
+        if (!rx_demod) {
+            demod = ofdm_demod::make(o.bandwidth, nr);
+            for (int r = 0; r < nr; ++r)
+                tb->connect(sync, r, demod, r);
+            grids = demod;
         }
-        grids = demod;
     }
     if (fused) {
         for (int r = 0; r < nr; ++r)
@@ -1206,7 +1239,8 @@ run_result run_one(const options& o,
     res.busy.push_back({ "src", src });
     if (!freq) {
         res.busy.push_back({ "sync", sync });
-        res.busy.push_back({ "demod", demod });
+        if (demod)
+            res.busy.push_back({ "demod", demod });
     }
     if (fused) {
         res.busy.push_back({ "rx", rxb });
@@ -1232,7 +1266,8 @@ run_result run_one(const options& o,
         std::vector<std::pair<gr::block_sptr, int>> plan{ { src, 1 } };
         if (!freq) {
             plan.push_back({ sync, nr });
-            plan.push_back({ demod, nr });
+            if (demod)
+                plan.push_back({ demod, nr });
         }
         plan.push_back({ rxb, 2 });
         plan.push_back({ meter, 1 });
@@ -1423,6 +1458,17 @@ int main(int argc, char** argv)
     }
     if (o.probe_only)
         return probe_only(o.seconds);
+    // Read once by the library, at the first wait: set before any CUDA work; the antenna
+    // threads when ofdm_sync and ofdm_demod are made.
+    if (o.antenna_threads > 0 &&
+        setenv("MIMODET_ANTENNA_THREADS", std::to_string(o.antenna_threads).c_str(), 1) != 0) {
+        std::cerr << "mimodet_flowgraph_bench: --antenna-threads: setenv failed\n";
+        return 2;
+    }
+    if (setenv("MIMODET_GPU_WAIT", o.gpu_wait.c_str(), 1) != 0) {
+        std::cerr << "mimodet_flowgraph_bench: --gpu-wait: setenv failed\n";
+        return 2;
+    }
     if (o.probe)
         g_probe = std::make_unique<machine_probe>();
     if (o.rt && gr::enable_realtime_scheduling() != gr::RT_OK) {
@@ -1454,7 +1500,7 @@ int main(int argc, char** argv)
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
                "slots,chunks,steal_pct,cpus,est_backend,receiver,awake,slice_us,src_spin_"
-               "us,pin,error\n";
+               "us,pin,demod,gpu_wait,antenna_threads,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1563,7 +1609,10 @@ int main(int argc, char** argv)
                                                        (o.receiver == "fused" ? " fused" : "") +
                                                        (o.awake != "none" ? " awake:" + o.awake : "") +
                                                        (o.slice_us ? " slice:" + std::to_string(o.slice_us) : "") +
-                                                       (o.pin ? " pin" : "");
+                                                       (o.pin ? " pin" : "") +
+                                                       (dom == "time" && o.demod == "receiver" ? " demod:rx" : "") +
+                                                       (o.gpu_wait == "block" ? " wait:block" : "") +
+                                                       (o.antenna_threads ? " ant-threads:" + std::to_string(o.antenna_threads) : "");
                                     char buf[64];
                                     for (const auto& b : r.busy) {
                                         std::snprintf(buf,
@@ -1649,7 +1698,10 @@ int main(int argc, char** argv)
                                         << r.est_backend << ',' << o.receiver << ','
                                         << o.awake << ',' << o.slice_us << ','
                                         << (rate > 0 ? o.src_spin_us : 0) << ','
-                                        << (o.pin ? 1 : 0) << ',' << err
+                                        << (o.pin ? 1 : 0) << ','
+                                        << (dom == "time" ? o.demod : "none") << ','
+                                        << o.gpu_wait << ',' << o.antenna_threads << ','
+                                        << err
                                         << '\n';
                                     csv.flush();
                                 }

@@ -527,9 +527,12 @@ float cuda_batch_detector::gathered_call(int layout,
             MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[0], s0));
         // packed is host_alloc memory (page-locked with a GPU): one asynchronous copy.
         // With a stage, only the grids: the stage writes H on the device.
+        // Without packed, the stage uploads (and makes) the grids itself.
         const size_t upload_len = stage ? nr * L.grid_len : L.packed_len;
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_packed.get(), packed, upload_len * sizeof(float2),
-                                           cudaMemcpyHostToDevice, s0));
+        if (packed || !stage)
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_packed.get(), packed,
+                                               upload_len * sizeof(float2),
+                                               cudaMemcpyHostToDevice, s0));
         if (stage) {
             noise_var = stage->run(d_packed.get(), s0);
             if (!(noise_var > 0.0f) || !std::isfinite(noise_var))
@@ -569,7 +572,7 @@ float cuda_batch_detector::gathered_call(int layout,
         if (tl)
             MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[3], s0));
         const int64_t t_enqueued = tl ? call_timeline::now_ns() : 0;
-        MIMODET_CUDA_CHECK(cudaStreamSynchronize(s0));
+        d_gathered_wait.wait(s0);
         const int64_t t_synced = tl ? call_timeline::now_ns() : 0;
         // The caller's buffers are GNU Radio's (pageable): a sequential copy each.
         if (llr)

@@ -20,6 +20,7 @@
 #include "call_timeline.h"
 #include "cuda_memory.h"
 #include "segment_map.h"
+#include "stream_wait.h"
 #include <gnuradio/mimodet/detector.h>
 #include <cuda_runtime.h>
 #include <memory>
@@ -160,6 +161,7 @@ private:
     std::unique_ptr<call_timeline> d_timeline;
     cudaEvent_t d_tl_events[4] = {};
     int64_t d_tl_t0 = 0, d_tl_planned = 0;
+    stream_waiter d_gathered_wait; //!< gathered_call's wait for its outputs
 };
 
 } // namespace core

@@ -28,6 +28,7 @@
 #include "../lib/core/channel_estimation.h"
 #include "cuda_check.h"
 #include "cuda_memory.h"
+#include "stream_wait.h"
 #include <cub/block/block_reduce.cuh>
 #include <cuda_runtime.h>
 #include <cstring>
@@ -329,6 +330,7 @@ private:
     const channel_estimation& d_cpu;
     const int d_n_tx, d_n_rx, d_n_sc, d_pm, d_noise_ports;
     cudaStream_t d_stream = nullptr;
+    stream_waiter d_stats_wait; //!< estimate_packed's wait for the statistics
     std::vector<port_table> d_host_ports; //!< [20][n_tx]
     device_buffer<port_table> d_ports;
     device_buffer<int> d_first, d_delay;
@@ -586,7 +588,7 @@ double channel_estimation_cuda::enqueue(int ns,
     const size_t n_sums = static_cast<size_t>(n_pairs) * kPairSums + d_n_tx * kPortSums + 1;
     MIMODET_CUDA_CHECK(cudaMemcpyAsync(
         h_sums.get(), d_sums.get(), n_sums * sizeof(double), cudaMemcpyDeviceToHost, s));
-    MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
+    d_stats_wait.wait(s);
     d_t_stats = d_timeline ? call_timeline::now_ns() : 0;
 
     // The model, as channel_estimation::estimate() decides it: the pairs' and the ports'

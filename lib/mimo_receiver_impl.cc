@@ -10,6 +10,7 @@
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <algorithm>
+#include <optional>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -34,7 +35,9 @@ mimo_receiver::sptr mimo_receiver::make(const std::string& algorithm,
                                         int threads,
                                         bool llr_scaled,
                                         double deadline_us,
-                                        int est_threads)
+                                        int est_threads,
+                                        bool time_domain,
+                                        int fft_backoff)
 {
     const detector_config cfg = make_detector_block_config("mimo_receiver",
                                                            algorithm,
@@ -54,28 +57,43 @@ mimo_receiver::sptr mimo_receiver::make(const std::string& algorithm,
                                                            llr_scaled,
                                                            deadline_us);
     const int n_est = estimator_threads("mimo_receiver", est_threads, n_tx, n_rx);
+    if (!time_domain && fft_backoff != -1)
+        throw std::invalid_argument("mimo_receiver: fft_backoff applies to time_domain "
+                                    "input only (-1 for grids), got " +
+                                    std::to_string(fft_backoff));
     return gnuradio::make_block_sptr<mimo_receiver_impl>(
-        cfg, bandwidth_mhz, cell_id, soft_output, n_est);
+        cfg, bandwidth_mhz, cell_id, soft_output, n_est, time_domain, fft_backoff);
 }
+
+namespace {
+//! Bytes of one input item: a grid, or a time-domain sample.
+int input_item_size(double bandwidth_mhz, bool time_domain)
+{
+    return static_cast<int>(sizeof(gr_complex)) *
+           (time_domain ? 1 : 7 * lte_numerology::from_bandwidth(bandwidth_mhz).n_sc);
+}
+} // namespace
 
 mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                                        double bandwidth_mhz,
                                        int cell_id,
                                        bool soft_output,
-                                       int est_threads)
+                                       int est_threads,
+                                       bool time_domain,
+                                       int fft_backoff)
     : gr::block("mimo_receiver",
                 gr::io_signature::make(
-                    cfg.n_rx,
-                    cfg.n_rx,
-                    static_cast<int>(sizeof(gr_complex)) * 7 *
-                        lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
+                    cfg.n_rx, cfg.n_rx, input_item_size(bandwidth_mhz, time_domain)),
                 gr::io_signature::make(1, 1, soft_output ? sizeof(float) : sizeof(uint8_t))),
       d_soft(soft_output),
       d_deadline(cfg.psd_deadline_us > 0.0),
+      d_time_domain(time_domain),
       d_n_rx(cfg.n_rx),
       d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
+      d_slot_samples(lte_numerology::from_bandwidth(bandwidth_mhz).slot_samples()),
       d_slot_key(pmt::mp("slot")),
-      d_truncated_key(pmt::mp("truncated"))
+      d_truncated_key(pmt::mp("truncated")),
+      d_aligner(d_slot_samples)
 {
     route_core_log();
     const lte_grid grid(lte_numerology::from_bandwidth(bandwidth_mhz), cfg.n_tx, cell_id);
@@ -83,8 +101,14 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
     // back on the device (slot_receiver's fused path).
     auto first = detector::make(cfg);
     const bool gpu = first->backend() == "cuda";
-    d_lanes.push_back(std::make_unique<core::slot_receiver>(
-        grid, cfg.n_rx, std::move(first), est_threads, gpu));
+    const std::optional<int> backoff =
+        time_domain ? std::optional<int>(fft_backoff) : std::nullopt;
+    try {
+        d_lanes.push_back(std::make_unique<core::slot_receiver>(
+            grid, cfg.n_rx, std::move(first), est_threads, gpu, backoff));
+    } catch (const std::invalid_argument& e) { // the back-off, named as the block's
+        throw std::invalid_argument(std::string("mimo_receiver: ") + e.what());
+    }
     if (gpu && !d_lanes[0]->fused())
         d_logger->warn("the GPU detector does not gather on its device for this "
                        "configuration: H goes through the host");
@@ -93,11 +117,12 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
     if (gpu)
         for (int l = 1; l < gpu_lanes(d_deadline); ++l)
             d_lanes.push_back(std::make_unique<core::slot_receiver>(
-                grid, cfg.n_rx, detector::make(cfg), est_threads, true));
+                grid, cfg.n_rx, detector::make(cfg), est_threads, true, backoff));
     d_max_per_slot = d_lanes[0]->detection().max_values_per_slot();
     set_output_multiple(static_cast<int>(d_max_per_slot));
     set_min_output_buffer(0, static_cast<long>(d_max_per_slot * d_lanes.size()));
-    set_relative_rate(static_cast<uint64_t>(d_max_per_slot), 1);
+    set_relative_rate(static_cast<uint64_t>(d_max_per_slot),
+                      time_domain ? static_cast<uint64_t>(d_slot_samples) : 1);
     set_tag_propagation_policy(TPP_DONT);
     // The GPU buffers and the filters of a typical slot now rather than in the middle of
     // a stream.
@@ -105,10 +130,14 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
         for (auto& lane : d_lanes)
             lane->prepare();
     d_timeline = core::call_timeline::make("receiver", { "t0_ns", "work_ns", "slots" });
-    d_logger->debug("{} receiver on {}{}: {}x{}, {} lane(s)",
+    d_logger->debug("{} receiver on {}{}{}: {}x{}, {} lane(s)",
                     cfg.algorithm,
                     backend(),
-                    d_lanes[0]->fused() ? " (estimation and detection on the device)" : "",
+                    time_domain ? ", time-domain input" : "",
+                    d_lanes[0]->gpu_demodulation()
+                        ? " (demodulation, estimation and detection on the device)"
+                    : d_lanes[0]->fused() ? " (estimation and detection on the device)"
+                                          : "",
                     cfg.n_tx,
                     cfg.n_rx,
                     d_lanes.size());
@@ -124,7 +153,9 @@ int mimo_receiver_impl::items_per_slot(int ns) const
 void mimo_receiver_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
 {
     const int slots = std::max(1, static_cast<int>(noutput_items / d_max_per_slot));
-    std::fill(ninput_items_required.begin(), ninput_items_required.end(), slots);
+    std::fill(ninput_items_required.begin(),
+              ninput_items_required.end(),
+              d_time_domain ? slots * d_slot_samples : slots);
 }
 
 int mimo_receiver_impl::slot_of_item(uint64_t abs_item, bool& tagged)
@@ -135,25 +166,12 @@ int mimo_receiver_impl::slot_of_item(uint64_t abs_item, bool& tagged)
         d_item_tags.cbegin(), d_item_tags.cend(), abs_item, d_next_ns, tagged, *d_logger);
 }
 
-int mimo_receiver_impl::general_work(int noutput_items,
-                                     gr_vector_int& ninput_items,
-                                     gr_vector_const_void_star& input_items,
-                                     gr_vector_void_star& output_items)
+int mimo_receiver_impl::collect_grid_jobs(int avail, int noutput_items, size_t& produced)
 {
-    const int64_t t_start = d_timeline ? core::call_timeline::now_ns() : 0;
-    const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
     const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
     const uint64_t first = nitems_read(0);
-    const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
-    auto* out = static_cast<char*>(output_items[0]);
-
-    // Up to one slot per lane in this call (the jobs' storage is reused across calls).
-    auto& jobs = d_jobs;
-    jobs.clear();
-    d_grid_ptrs.resize(d_lanes.size() * d_n_rx);
-    size_t produced = 0;
-    while (static_cast<int>(jobs.size()) < avail && jobs.size() < d_lanes.size()) {
-        const int item = static_cast<int>(jobs.size());
+    while (static_cast<int>(d_jobs.size()) < avail && d_jobs.size() < d_lanes.size()) {
+        const int item = static_cast<int>(d_jobs.size());
         bool tagged;
         const int ns = slot_of_item(first + item, tagged);
         const size_t n_out = d_lanes[0]->detection().values_per_slot(ns);
@@ -161,13 +179,63 @@ int mimo_receiver_impl::general_work(int noutput_items,
             break;
         if (!tagged)
             count_untagged(d_untagged, "grid item", first + item, ns, *d_logger);
-        const gr_complex** grids = d_grid_ptrs.data() + static_cast<size_t>(item) * d_n_rx;
+        const gr_complex** grids = d_input_ptrs.data() + static_cast<size_t>(item) * d_n_rx;
         for (int r = 0; r < d_n_rx; ++r)
-            grids[r] = static_cast<const gr_complex*>(input_items[r]) + item * grid_len;
-        jobs.push_back({ ns, produced, grids });
+            grids[r] = d_inputs[r] + item * grid_len;
+        d_jobs.push_back({ ns, produced, grids, first + item });
         produced += n_out;
         d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
     }
+    return static_cast<int>(d_jobs.size());
+}
+
+int mimo_receiver_impl::collect_time_jobs(int avail, int noutput_items, size_t& produced)
+{
+    const uint64_t base = nitems_read(0);
+    d_item_tags.clear();
+    get_tags_in_range(d_item_tags, 0, base, base + avail, d_slot_key);
+    std::sort(d_item_tags.begin(), d_item_tags.end(), tag_t::offset_compare);
+    int consumed = 0, ns = 0;
+    bool tagged = false;
+    while (d_jobs.size() < d_lanes.size() &&
+           d_aligner.next(d_item_tags, base, avail, consumed, ns, tagged, *d_logger)) {
+        const size_t n_out = d_lanes[0]->detection().values_per_slot(ns);
+        if (produced + n_out > static_cast<size_t>(noutput_items))
+            break; // the aligner hands this slot out again in the next call
+        if (!tagged)
+            count_untagged(d_untagged, "slot", base + consumed, ns, *d_logger);
+        const gr_complex** samples =
+            d_input_ptrs.data() + d_jobs.size() * static_cast<size_t>(d_n_rx);
+        for (int r = 0; r < d_n_rx; ++r)
+            samples[r] = d_inputs[r] + consumed;
+        d_jobs.push_back({ ns, produced, samples, base + consumed });
+        produced += n_out;
+        consumed += d_slot_samples;
+        d_aligner.slot_done();
+    }
+    return consumed;
+}
+
+int mimo_receiver_impl::general_work(int noutput_items,
+                                     gr_vector_int& ninput_items,
+                                     gr_vector_const_void_star& input_items,
+                                     gr_vector_void_star& output_items)
+{
+    const int64_t t_start = d_timeline ? core::call_timeline::now_ns() : 0;
+    const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
+    const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
+    auto* out = static_cast<char*>(output_items[0]);
+
+    // Up to one slot per lane in this call (the jobs' storage is reused across calls).
+    auto& jobs = d_jobs;
+    jobs.clear();
+    d_input_ptrs.resize(d_lanes.size() * d_n_rx);
+    d_inputs.resize(d_n_rx);
+    for (int r = 0; r < d_n_rx; ++r)
+        d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
+    size_t produced = 0;
+    const int consumed = d_time_domain ? collect_time_jobs(avail, noutput_items, produced)
+                                       : collect_grid_jobs(avail, noutput_items, produced);
 
     d_results.assign(jobs.size(), core::slot_receiver::result{});
     auto lane_run = [&](size_t l) {
@@ -176,13 +244,18 @@ int mimo_receiver_impl::general_work(int noutput_items,
         const size_t count = rx.detection().values_per_slot(j.ns);
         try {
             if (d_soft)
-                d_results[l] = rx.receive_llr(
-                    j.ns, j.grids, reinterpret_cast<float*>(out) + j.offset);
-            else
-                d_results[l] = rx.receive_bits(j.ns,
-                                               j.grids,
-                                               reinterpret_cast<uint8_t*>(out) + j.offset,
-                                               d_deadline);
+                d_results[l] =
+                    d_time_domain
+                        ? rx.receive_time_llr(
+                              j.ns, j.inputs, reinterpret_cast<float*>(out) + j.offset)
+                        : rx.receive_llr(
+                              j.ns, j.inputs, reinterpret_cast<float*>(out) + j.offset);
+            else {
+                auto* bits = reinterpret_cast<uint8_t*>(out) + j.offset;
+                d_results[l] = d_time_domain
+                                   ? rx.receive_time_bits(j.ns, j.inputs, bits, d_deadline)
+                                   : rx.receive_bits(j.ns, j.inputs, bits, d_deadline);
+            }
         } catch (const std::exception& ex) {
             d_results[l] = core::slot_receiver::result{};
             d_results[l].why = std::string("receiver failed: ") + ex.what();
@@ -202,7 +275,7 @@ int mimo_receiver_impl::general_work(int noutput_items,
                 d_logger->error("slot {} (item {}): {}; output set to zeros ({} bad slots "
                                 "so far)",
                                 ns,
-                                first + i,
+                                jobs[i].item,
                                 res.why,
                                 d_bad + 1);
             ++d_bad;
@@ -220,7 +293,7 @@ int mimo_receiver_impl::general_work(int noutput_items,
         }
         ++d_slots;
     }
-    consume_each(static_cast<int>(jobs.size()));
+    consume_each(consumed);
     if (d_timeline)
         d_timeline->add({ double(t_start),
                           double(core::call_timeline::now_ns() - t_start),

@@ -11,6 +11,7 @@
 #include "core/call_timeline.h"
 #include "core/slot_receiver.h"
 #include "core/worker_pool.h"
+#include "slot_aligner.h"
 #include <gnuradio/mimodet/mimo_receiver.h>
 #include <pmt/pmt.h>
 #include <atomic>
@@ -27,7 +28,9 @@ public:
                        double bandwidth_mhz,
                        int cell_id,
                        bool soft_output,
-                       int est_threads);
+                       int est_threads,
+                       bool time_domain,
+                       int fft_backoff);
 
     int items_per_slot(int ns) const override;
     std::string backend() const override { return d_lanes[0]->detection().det().backend(); }
@@ -35,6 +38,7 @@ public:
     uint64_t bad_slots() const override { return d_bad.load(); }
     uint64_t untagged_slots() const override { return d_untagged.load(); }
     uint64_t truncated_slots() const override { return d_truncated.load(); }
+    bool time_domain() const override { return d_time_domain; }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -45,24 +49,32 @@ public:
 private:
     //! The slot of input item abs_item (its "slot" tag, else the previous + 1).
     int slot_of_item(uint64_t abs_item, bool& tagged);
+    //! This call's slots (one per lane at most) into d_jobs; returns the items of input
+    //! consumed and sets produced (output items). Grids or time-domain samples.
+    int collect_grid_jobs(int avail, int noutput_items, size_t& produced);
+    int collect_time_jobs(int avail, int noutput_items, size_t& produced);
 
     //! A slot of a general_work() call.
     struct slot_job {
         int ns;
         size_t offset;              //!< its first output item
-        const gr_complex* const* grids; //!< [n_rx], in d_grid_ptrs
+        const gr_complex* const* inputs; //!< [n_rx] grids or samples, in d_input_ptrs
+        uint64_t item;                   //!< its first input item (grid or sample)
     };
     std::vector<slot_job> d_jobs;
-    std::vector<const gr_complex*> d_grid_ptrs; //!< [job][n_rx]
+    std::vector<const gr_complex*> d_input_ptrs; //!< [job][n_rx]
+    std::vector<const gr_complex*> d_inputs;     //!< this call's input buffers
     //! One receiver per lane; lanes work on different slots of a call at once (GPU).
     std::vector<std::unique_ptr<core::slot_receiver>> d_lanes;
     std::vector<core::slot_receiver::result> d_results; //!< per slot of a call
-    bool d_soft, d_deadline;
+    bool d_soft, d_deadline, d_time_domain;
     int d_n_rx, d_n_sc;
+    int d_slot_samples; //!< time domain: input items per slot
     size_t d_max_per_slot;
     const pmt::pmt_t d_slot_key, d_truncated_key;
     int d_next_ns = 0;
-    std::vector<gr::tag_t> d_item_tags; //!< reused by slot_of_item()
+    std::vector<gr::tag_t> d_item_tags; //!< reused by slot_of_item(), collect_time_jobs()
+    slot_aligner d_aligner;             //!< time domain
     std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
     //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
     std::unique_ptr<core::call_timeline> d_timeline;

@@ -9,7 +9,9 @@
 #define INCLUDED_MIMODET_OFDM_DEMOD_IMPL_H
 
 #include "core/call_timeline.h"
+#include "core/ofdm_demodulation.h"
 #include "core/worker_pool.h"
+#include "slot_aligner.h"
 #include <gnuradio/fft/fft.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gnuradio/mimodet/ofdm_demod.h>
@@ -25,7 +27,7 @@ class ofdm_demod_impl : public ofdm_demod
 public:
     ofdm_demod_impl(double bandwidth_mhz, int n_rx, int fft_backoff, bool compensate_backoff);
 
-    int fft_backoff() const override { return d_backoff; }
+    int fft_backoff() const override { return d_demod.backoff(); }
     int vlen() const override { return d_vlen; }
     uint64_t slots_out() const override { return d_slots.load(); }
 
@@ -36,26 +38,18 @@ public:
                      gr_vector_void_star& output_items) override;
 
 private:
-    //! FFTs of the slot at in (slot_samples) into the grid out (7 n_sc), with FFT fft.
-    void demod_slot(gr::fft::fft_complex_fwd& fft, const gr_complex* in, gr_complex* out);
-
-    const lte_numerology d_num;
+    const core::ofdm_demodulation d_demod; //!< the tables and the per-antenna FFTs
     const int d_n_rx;
     const int d_slot;
     const int d_vlen;
-    int d_backoff;
-    std::vector<int> d_bins;          //!< FFT bin of subcarrier k
-    std::vector<gr_complex> d_weight; //!< 1/sqrt(N), times the back-off compensation
-    std::vector<int> d_window;        //!< start of symbol l's FFT window in the slot
     // One FFT per antenna; the antennas of a slot are demodulated on d_threads threads
     // (the block's own and d_pool's workers).
-    std::vector<std::unique_ptr<gr::fft::fft_complex_fwd>> d_ffts;
+    std::vector<std::unique_ptr<core::ofdm_demodulation::fft_type>> d_ffts;
     int d_threads = 1;
     core::worker_pool d_pool;
     const pmt::pmt_t d_slot_key;
-    bool d_aligned = false;
+    slot_aligner d_aligner;
     bool d_warned_missing = false;
-    int d_ns = 0;
     std::atomic<uint64_t> d_slots{ 0 };
     //! MIMODET_CALL_TIMELINE only: per general_work() call, start, duration, slots.
     std::unique_ptr<core::call_timeline> d_timeline;

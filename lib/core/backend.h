@@ -64,6 +64,37 @@ public:
 std::unique_ptr<gpu_channel_estimation>
 make_cuda_channel_estimation(const channel_estimation& cpu);
 
+class ofdm_demodulation;
+
+//! OFDM demodulation on the GPU (cuda/ofdm_demod_cuda.cu): ofdm_demodulation's tables,
+//! with cuFFT for the FFTs, so its grids equal ofdm_demodulation::demodulate()'s up to
+//! float rounding (the FFT's order of operations).
+class gpu_ofdm_demodulation
+{
+public:
+    virtual ~gpu_ofdm_demodulation() = default;
+    /*!
+     * The n_rx time-domain slots (slot_samples() values each, host memory): copied to
+     * page-locked memory and uploaded on stream (a cudaStream_t), then demodulated into
+     * dev_grids (device memory: the n_rx grids of grid_len() values one after another),
+     * all enqueued on stream. Returns false, having enqueued nothing that is still
+     * pending, where a value is NaN or Inf (the caller demodulates on the CPU, where
+     * only the FFT windows count). Not reentrant.
+     */
+    virtual bool demodulate_packed(const std::complex<float>* const* slots,
+                                   void* dev_grids,
+                                   void* stream) = 0;
+    //! As demodulate_packed, host to host (tests, benchmarks): the grids into grids[r]
+    //! (grid_len() values each), on the demodulator's own stream, waited for.
+    virtual bool demodulate(const std::complex<float>* const* slots,
+                            std::complex<float>* const* grids) = 0;
+};
+
+//! A GPU demodulator with cpu's tables for n_rx antennas (cpu must outlive it), or
+//! nullptr when the library has no CUDA backend or no device exists.
+std::unique_ptr<gpu_ofdm_demodulation> make_cuda_ofdm_demodulation(const ofdm_demodulation& cpu,
+                                                                   int n_rx);
+
 } // namespace core
 } // namespace mimodet
 } // namespace gr

@@ -31,6 +31,10 @@ std::unique_ptr<gpu_channel_estimation> make_cuda_channel_estimation(const chann
 {
     return nullptr;
 }
+std::unique_ptr<gpu_ofdm_demodulation> make_cuda_ofdm_demodulation(const ofdm_demodulation&, int)
+{
+    return nullptr;
+}
 } // namespace core
 
 } // namespace mimodet

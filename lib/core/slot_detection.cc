@@ -122,14 +122,37 @@ private:
     gpu_channel_estimation& d_est;
     int d_ns;
 };
+
+//! Time-domain input: the GPU demodulator makes the grids on the device, then the
+//! estimator's stage runs. NaN (nothing detected) where the samples are not finite.
+class demodulation_stage : public detector::device_stage
+{
+public:
+    demodulation_stage(gpu_ofdm_demodulation& demod,
+                       const std::complex<float>* const* samples,
+                       gpu_channel_estimation& est,
+                       int ns)
+        : d_demod(demod), d_samples(samples), d_est(est, ns)
+    {
+    }
+    float run(void* dev_packed, void* stream) override
+    {
+        if (!d_demod.demodulate_packed(d_samples, dev_packed, stream))
+            return std::numeric_limits<float>::quiet_NaN();
+        return d_est.run(dev_packed, stream);
+    }
+
+private:
+    gpu_ofdm_demodulation& d_demod;
+    const std::complex<float>* const* d_samples;
+    estimation_stage d_est;
+};
 } // namespace
 
-slot_detection::estimated_slot slot_detection::detect_estimated(int ns,
-                                                                const cf* const* grids,
-                                                                gpu_channel_estimation& est,
-                                                                uint8_t* bits,
-                                                                float* llr,
-                                                                bool count_truncated)
+bool slot_detection::check_estimated_call(int ns,
+                                          const uint8_t* bits,
+                                          const float* llr,
+                                          estimated_slot& res) const
 {
     if (d_layout_id.empty())
         throw std::logic_error("mimodet: detect_estimated needs a detector that gathers on "
@@ -139,21 +162,25 @@ slot_detection::estimated_slot slot_detection::detect_estimated(int ns,
     if (llr && !d_det->soft())
         throw std::logic_error("mimodet: detector '" + d_det->config().algorithm +
                                "' gives hard bits only");
-    estimated_slot res;
     if (ns < 0 || ns >= lte_numerology::slots_per_frame) {
         res.estimated = true; // nothing for the host path to do either
         res.why = "slot index " + std::to_string(ns) + " outside 0..19";
-        return res;
+        return false;
     }
+    return true;
+}
+
+slot_detection::estimated_slot slot_detection::detect_estimated(int ns,
+                                                                const cf* const* grids,
+                                                                gpu_channel_estimation& est,
+                                                                uint8_t* bits,
+                                                                float* llr,
+                                                                bool count_truncated)
+{
+    estimated_slot res;
+    if (!check_estimated_call(ns, bits, llr, res))
+        return res;
     const int64_t t0 = d_timeline ? call_timeline::now_ns() : 0;
-    const size_t n = data_vectors(ns);
-    const size_t n_out = n * d_per_elem;
-    auto zeros = [&] {
-        if (bits)
-            std::fill(bits, bits + n_out, uint8_t(0));
-        else
-            std::fill(llr, llr + n_out, 0.0f);
-    };
     const size_t grid_len = 7 * static_cast<size_t>(d_grid.numerology().n_sc);
     bool finite = true;
     for (int r = 0; r < d_n_rx; ++r)
@@ -164,14 +191,57 @@ slot_detection::estimated_slot slot_detection::detect_estimated(int ns,
         res.why = check_grids(ns, grids);
         if (!res.why.empty()) {
             res.estimated = true;
-            zeros();
+            const size_t n_out = data_vectors(ns) * d_per_elem;
+            if (bits)
+                std::fill(bits, bits + n_out, uint8_t(0));
+            else
+                std::fill(llr, llr + n_out, 0.0f);
             return res;
         }
     }
+    estimation_stage stage(est, ns);
+    return run_estimated(ns, d_packed.data(), stage, est, bits, llr, count_truncated, t0);
+}
+
+slot_detection::estimated_slot
+slot_detection::detect_estimated_time(int ns,
+                                      const cf* const* samples,
+                                      gpu_ofdm_demodulation& demod,
+                                      gpu_channel_estimation& est,
+                                      uint8_t* bits,
+                                      float* llr,
+                                      bool count_truncated)
+{
+    estimated_slot res;
+    if (!check_estimated_call(ns, bits, llr, res))
+        return res;
+    const int64_t t0 = d_timeline ? call_timeline::now_ns() : 0;
+    d_t_packed = t0; // the samples are copied in the stage
+    demodulation_stage stage(demod, samples, est, ns);
+    return run_estimated(ns, nullptr, stage, est, bits, llr, count_truncated, t0);
+}
+
+slot_detection::estimated_slot slot_detection::run_estimated(int ns,
+                                                             const cf* packed,
+                                                             detector::device_stage& stage,
+                                                             gpu_channel_estimation& est,
+                                                             uint8_t* bits,
+                                                             float* llr,
+                                                             bool count_truncated,
+                                                             int64_t t0)
+{
+    estimated_slot res;
+    const size_t n = data_vectors(ns);
+    const size_t n_out = n * d_per_elem;
+    auto zeros = [&] {
+        if (bits)
+            std::fill(bits, bits + n_out, uint8_t(0));
+        else
+            std::fill(llr, llr + n_out, 0.0f);
+    };
     if (count_truncated)
         d_stats.resize(n);
-    estimation_stage stage(est, ns);
-    res.noise_var = d_det->run_staged(d_layout_id[ns], d_packed.data(), stage, bits, llr,
+    res.noise_var = d_det->run_staged(d_layout_id[ns], packed, stage, bits, llr,
                                       count_truncated ? d_stats.data() : nullptr);
     if (std::isnan(res.noise_var)) {
         zeros();

@@ -166,8 +166,37 @@ public:
                                     uint8_t* bits,
                                     float* llr,
                                     bool count_truncated = false);
+    /*!
+     * As detect_estimated, from the slot's n_rx time-domain slots (slot_samples each):
+     * demod uploads and demodulates them on the device into the packed grids, and the
+     * slot goes on as there. estimated is false also where demod refused the samples
+     * (a NaN or Inf): the caller demodulates on the CPU and takes the grid path.
+     */
+    estimated_slot detect_estimated_time(int ns,
+                                         const cf* const* samples,
+                                         gpu_ofdm_demodulation& demod,
+                                         gpu_channel_estimation& est,
+                                         uint8_t* bits,
+                                         float* llr,
+                                         bool count_truncated = false);
 
 private:
+    //! detect_estimated's checks of the call (std::logic_error, std::invalid_argument);
+    //! false, with res saying why, for a slot index outside 0..19.
+    bool check_estimated_call(int ns,
+                              const uint8_t* bits,
+                              const float* llr,
+                              estimated_slot& res) const;
+    //! The staged call of detect_estimated(_time): packed (host) or nullptr where stage
+    //! uploads the grids itself.
+    estimated_slot run_estimated(int ns,
+                                 const cf* packed,
+                                 detector::device_stage& stage,
+                                 gpu_channel_estimation& est,
+                                 uint8_t* bits,
+                                 float* llr,
+                                 bool count_truncated,
+                                 int64_t t0);
     //! Checks the slots and gathers the usable ones (why[i] empty) into one segmented
     //! batch (d_H, d_y, d_nv, d_segments); returns the number of vectors.
     size_t gather_slots(const std::vector<slot_input>& slots, std::vector<std::string>& why);

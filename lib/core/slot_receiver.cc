@@ -6,6 +6,7 @@
  */
 
 #include "slot_receiver.h"
+#include <gnuradio/fft/fft.h>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -19,7 +20,8 @@ slot_receiver::slot_receiver(const lte_grid& grid,
                              int n_rx,
                              detector::sptr det,
                              int est_threads,
-                             bool gpu_estimation)
+                             bool gpu_estimation,
+                             std::optional<int> time_domain_backoff)
     : d_est(grid.numerology(),
             grid.n_ports(),
             n_rx,
@@ -32,6 +34,17 @@ slot_receiver::slot_receiver(const lte_grid& grid,
         d_gpu = make_cuda_channel_estimation(d_est);
     d_fused = d_gpu && d_det.device_gather();
     d_H.resize(d_est.h_size());
+    if (time_domain_backoff) {
+        d_ofdm = std::make_unique<ofdm_demodulation>(
+            grid.numerology(), *time_domain_backoff, true, "slot_receiver");
+        d_fft = d_ofdm->make_fft();
+        d_time_grids.resize(static_cast<size_t>(n_rx) * d_ofdm->grid_len());
+        for (int r = 0; r < n_rx; ++r)
+            d_time_grid_ptrs.push_back(d_time_grids.data() +
+                                       static_cast<size_t>(r) * d_ofdm->grid_len());
+        if (d_fused)
+            d_gpu_ofdm = make_cuda_ofdm_demodulation(*d_ofdm, n_rx);
+    }
 }
 
 slot_receiver::~slot_receiver() = default;
@@ -94,6 +107,46 @@ slot_receiver::result slot_receiver::receive_llr(int ns, const cf* const* grids,
     return receive(ns, grids, nullptr, out, false);
 }
 
+slot_receiver::result slot_receiver::receive_time(
+    int ns, const cf* const* samples, uint8_t* bits, float* llr, bool count_truncated)
+{
+    if (!d_ofdm)
+        throw std::logic_error("mimodet: slot_receiver made for grids only");
+    if (d_gpu_ofdm) {
+        const auto s = d_det.detect_estimated_time(
+            ns, samples, *d_gpu_ofdm, *d_gpu, bits, llr, count_truncated);
+        if (s.estimated) {
+            result res;
+            res.why = s.why;
+            res.noise_var = s.noise_var;
+            res.truncated = s.truncated;
+            return res;
+        }
+        // Samples that are not finite, or pilots the GPU finds unusable: the grid path
+        // decides on the CPU's grids.
+    }
+    for (int r = 0; r < d_est.n_rx(); ++r)
+        d_ofdm->demodulate(*d_fft, samples[r], d_time_grids.data() + r * d_ofdm->grid_len());
+    return receive(ns, d_time_grid_ptrs.data(), bits, llr, count_truncated);
+}
+
+slot_receiver::result slot_receiver::receive_time_bits(int ns,
+                                                       const cf* const* samples,
+                                                       uint8_t* out,
+                                                       bool count_truncated)
+{
+    return receive_time(ns, samples, out, nullptr, count_truncated);
+}
+
+slot_receiver::result
+slot_receiver::receive_time_llr(int ns, const cf* const* samples, float* out)
+{
+    if (!d_det.det().soft())
+        throw std::logic_error("mimodet: detector '" + d_det.det().config().algorithm +
+                               "' gives hard bits only");
+    return receive_time(ns, samples, nullptr, out, false);
+}
+
 void slot_receiver::prepare()
 {
     // Slot 1 (no synchronisation signals, the most data elements), with its pilots on
@@ -117,6 +170,20 @@ void slot_receiver::prepare()
         ptr.push_back(v.data());
     std::vector<uint8_t> bits(d_det.values_per_slot(ns));
     receive(ns, ptr.data(), bits.data(), nullptr, false);
+    if (d_gpu_ofdm) { // the demodulator's plan and buffers too, with noise samples
+        std::vector<std::vector<cf>> t(d_est.n_rx(),
+                                       std::vector<cf>(d_ofdm->slot_samples()));
+        std::vector<const cf*> tp;
+        for (int r = 0; r < d_est.n_rx(); ++r) {
+            uint32_t x = 54321u + r;
+            for (auto& v : t[r]) {
+                x = x * 1664525u + 1013904223u;
+                v = cf((x >> 8) / 16777216.0f - 0.5f, (x >> 16) / 65536.0f - 0.5f);
+            }
+            tp.push_back(t[r].data());
+        }
+        receive_time(ns, tp.data(), bits.data(), nullptr, false);
+    }
 }
 
 } // namespace core

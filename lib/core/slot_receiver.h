@@ -14,12 +14,15 @@
 #include "backend.h"
 #include "channel_estimation.h"
 #include "host_memory.h"
+#include "ofdm_demodulation.h"
 #include "slot_detection.h"
 #include <gnuradio/mimodet/api.h>
 #include <complex>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace mimodet {
@@ -49,13 +52,18 @@ public:
     /*!
      * grid: the cell (n_tx = its ports); det: the detector (n_tx x n_rx); est_threads:
      * the CPU estimator's threads (>= 1); gpu_estimation: estimate on the GPU where a
-     * device exists (fused with a detector that gathers on its device).
+     * device exists (fused with a detector that gathers on its device);
+     * time_domain_backoff: where set, the receiver also takes time-domain slots
+     * (receive_time_bits / receive_time_llr), demodulated with this FFT back-off
+     * (ofdm_demodulation: -1 default, compensated; std::invalid_argument outside
+     * -1..cp_other), on the GPU where fused.
      */
     slot_receiver(const lte_grid& grid,
                   int n_rx,
                   detector::sptr det,
                   int est_threads,
-                  bool gpu_estimation);
+                  bool gpu_estimation,
+                  std::optional<int> time_domain_backoff = std::nullopt);
     ~slot_receiver();
 
     const slot_detection& detection() const { return d_det; }
@@ -64,6 +72,10 @@ public:
     bool fused() const { return d_fused; }
     //! True where the channel is estimated on the GPU (fused or not).
     bool gpu_estimation() const { return d_gpu != nullptr; }
+    //! The OFDM demodulation of time-domain slots, or nullptr (grids only).
+    const ofdm_demodulation* demodulation() const { return d_ofdm.get(); }
+    //! True where time-domain slots are demodulated on the GPU (fused).
+    bool gpu_demodulation() const { return d_gpu_ofdm != nullptr; }
 
     struct result {
         std::string why;     //!< why the slot was not detected (outputs zeros), or empty
@@ -76,18 +88,41 @@ public:
     //! As receive_bits, with max-log LLRs (soft detectors only: std::logic_error else).
     result receive_llr(int ns, const cf* const* grids, float* out);
 
+    /*!
+     * Time-domain input (demodulation() only, else std::logic_error): slot ns's n_rx
+     * time-domain slots (slot_samples() values each, from the first sample of symbol
+     * 0's CP) -> as receive_bits / receive_llr with the grids ofdm_demodulation makes of
+     * them. Fused, the samples go to the device and are demodulated there; samples that
+     * are not finite, and slots the GPU estimator refuses, are demodulated on the CPU
+     * and take the grid path, so the results are those of ofdm_demod followed by this
+     * receiver up to float rounding (the FFTs).
+     */
+    result receive_time_bits(int ns,
+                             const cf* const* samples,
+                             uint8_t* out,
+                             bool count_truncated = false);
+    result receive_time_llr(int ns, const cf* const* samples, float* out);
+
     //! One dummy slot through every stage, so the GPU buffers and the estimator's filters
     //! of a typical slot are in place before real-time operation.
     void prepare();
 
 private:
     result receive(int ns, const cf* const* grids, uint8_t* bits, float* llr, bool count_truncated);
+    result receive_time(
+        int ns, const cf* const* samples, uint8_t* bits, float* llr, bool count_truncated);
 
     channel_estimation d_est;
     slot_detection d_det;
     std::unique_ptr<gpu_channel_estimation> d_gpu;
     bool d_fused = false;
     host_vector<cf> d_H; //!< the host path's H
+    // Time-domain input: the tables, the CPU path's FFT and grids, the GPU demodulator.
+    std::unique_ptr<ofdm_demodulation> d_ofdm;
+    std::unique_ptr<ofdm_demodulation::fft_type> d_fft;
+    std::vector<cf> d_time_grids;
+    std::vector<const cf*> d_time_grid_ptrs;
+    std::unique_ptr<gpu_ofdm_demodulation> d_gpu_ofdm;
 };
 
 } // namespace core

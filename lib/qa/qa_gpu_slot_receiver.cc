@@ -20,6 +20,7 @@
 #include <gnuradio/mimodet/mimo_receiver.h>
 #include <gnuradio/top_block.h>
 #include <gtest/gtest.h>
+#include <cstdio>
 
 using namespace gr::mimodet;
 using qa::compare_with_chain;
@@ -111,4 +112,161 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
     for (const auto& t : sink->tags())
         n_tags += pmt::symbol_to_string(t.key) == "slot";
     EXPECT_EQ(n_tags, static_cast<size_t>(n_slots));
+}
+
+TEST(gpu_slot_receiver, gpu_ofdm_demodulation_matches_the_cpu)
+{
+    // cuFFT's grids against ofdm_demodulation's (FFTW), to float rounding.
+    QA_SKIP_WITHOUT_GPU();
+    using cf = std::complex<float>;
+    for (double mhz : { 1.4, 5.0, 20.0 }) {
+        const auto num = lte_numerology::from_bandwidth(mhz);
+        const int nr = 4;
+        const auto slots = qa::make_slots(num, 2, nr, 1, 2, 20.0, 0.0, 1000.0, 77);
+        for (int backoff : { -1, 0 }) {
+            const core::ofdm_demodulation dem(num, backoff, true, "test");
+            auto gpu = core::make_cuda_ofdm_demodulation(dem, nr);
+            ASSERT_NE(gpu, nullptr);
+            auto fft = dem.make_fft();
+            for (const auto& s : slots) {
+                const auto t = qa::modulate_slot(num, s.y);
+                std::vector<std::vector<cf>> a(nr, std::vector<cf>(dem.grid_len())), b = a;
+                std::vector<const cf*> tp;
+                std::vector<cf*> ap;
+                for (int r = 0; r < nr; ++r) {
+                    tp.push_back(t[r].data());
+                    ap.push_back(a[r].data());
+                    dem.demodulate(*fft, t[r].data(), b[r].data());
+                }
+                ASSERT_TRUE(gpu->demodulate(tp.data(), ap.data()));
+                for (int r = 0; r < nr; ++r) {
+                    double err = 0, pow = 0;
+                    for (size_t i = 0; i < a[r].size(); ++i) {
+                        err = std::max(err, static_cast<double>(std::abs(a[r][i] - b[r][i])));
+                        pow += std::norm(b[r][i]);
+                    }
+                    EXPECT_LT(err, 1e-5 * std::sqrt(pow / a[r].size()))
+                        << mhz << " MHz, back-off " << backoff << ", antenna " << r;
+                }
+            }
+            // A NaN anywhere in the samples: refused, for the CPU to decide.
+            auto t = qa::modulate_slot(num, slots[0].y);
+            t[3][17] = cf(NAN, 0);
+            std::vector<const cf*> tp;
+            std::vector<std::vector<cf>> a(nr, std::vector<cf>(dem.grid_len()));
+            std::vector<cf*> ap;
+            for (int r = 0; r < nr; ++r) {
+                tp.push_back(t[r].data());
+                ap.push_back(a[r].data());
+            }
+            EXPECT_FALSE(gpu->demodulate(tp.data(), ap.data()));
+        }
+    }
+}
+
+TEST(gpu_slot_receiver, time_domain_input_matches_the_grid_path_20mhz_4x4)
+{
+    // Fused with time-domain input (the samples demodulated on the GPU) against the grid
+    // path on the CPU's grids: the FFTs round differently, so a decision on a boundary
+    // may differ; at most 1 value in 1000 may.
+    QA_SKIP_WITHOUT_GPU();
+    const auto slots =
+        qa::make_slots(lte_numerology::from_bandwidth(20), 4, 4, 1, 4, 20.0, 8.0, 1200.0, 33);
+    for (const char* alg : { "zf", "mmse", "psd", "fsd", "sfsd", "mtt" }) {
+        const auto n = qa::compare_time_with_grids({ 20, 4, 4, 1, modulation::qam64, alg, "cuda" }, slots);
+        EXPECT_EQ(n.bad, 0u) << alg;
+        EXPECT_LE(n.differing * 1000, n.values) << alg << ": " << n.differing << " of " << n.values;
+        std::printf("%s bits: %zu of %zu differ\n", alg, n.differing, n.values);
+    }
+    for (const char* alg : { "mmse", "sfsd", "mtt" }) {
+        const auto n = qa::compare_time_with_grids({ 20, 4, 4, 1, modulation::qam64, alg, "cuda", true }, slots);
+        EXPECT_LE(n.differing * 1000, n.values) << alg << ": " << n.differing << " of " << n.values;
+        std::printf("%s LLRs: %zu of %zu differ by more than 1e-3\n", alg, n.differing, n.values);
+    }
+}
+
+TEST(gpu_slot_receiver, time_domain_bad_samples_take_the_cpu_path)
+{
+    // A NaN in a CP (outside every FFT window): the GPU refuses the samples, the CPU
+    // demodulates them and the slot is detected as the grid path does it. A NaN in a
+    // window: a bad slot with zero output.
+    QA_SKIP_WITHOUT_GPU();
+    using cf = std::complex<float>;
+    const auto num = lte_numerology::from_bandwidth(3);
+    const lte_grid grid(num, 2, 9);
+    const qa::receiver_case c{ 3, 2, 2, 9, modulation::qpsk, "fsd", "cuda" };
+    core::slot_receiver rx(grid, 2, detector::make(qa::receiver_config(c)), 1, true, -1);
+    core::slot_receiver ref(grid, 2, detector::make(qa::receiver_config(c)), 1, true);
+    ASSERT_TRUE(rx.gpu_demodulation());
+    const auto& dem = *rx.demodulation();
+    auto fft = dem.make_fft();
+    const auto slots = qa::make_slots(num, 2, 2, 9, 2, 25.0, 0.0, 1000.0, 12);
+    for (int where : { 1, num.cp_first + 40 }) { // CP of symbol 0; inside its window
+        auto t = qa::modulate_slot(num, slots[1].y);
+        t[1][where] = cf(NAN, 0);
+        std::vector<std::vector<cf>> g(2, std::vector<cf>(dem.grid_len()));
+        std::vector<const cf*> tp, gp;
+        for (int r = 0; r < 2; ++r) {
+            dem.demodulate(*fft, t[r].data(), g[r].data());
+            tp.push_back(t[r].data());
+            gp.push_back(g[r].data());
+        }
+        const size_t n = rx.detection().values_per_slot(slots[1].ns);
+        std::vector<uint8_t> a(n, 7), b(n, 9);
+        const auto ra = rx.receive_time_bits(slots[1].ns, tp.data(), a.data());
+        const auto rb = ref.receive_bits(slots[1].ns, gp.data(), b.data());
+        EXPECT_EQ(a, b) << "NaN at sample " << where;
+        EXPECT_EQ(ra.why, rb.why) << "NaN at sample " << where;
+        EXPECT_EQ(ra.why.empty(), where == 1) << ra.why;
+    }
+}
+
+TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
+{
+    QA_SKIP_WITHOUT_GPU();
+    using cf = std::complex<float>;
+    const double mhz = 5;
+    const int nt = 2, nr = 2, cell = 3, n_slots = 30;
+    const auto num = lte_numerology::from_bandwidth(mhz);
+    const lte_grid grid(num, nt, cell);
+    const auto slots = qa::make_slots(num, nt, nr, cell, n_slots, 25.0, 0.0, 1000.0, 18);
+    auto blk = mimo_receiver::make("psd", mhz, nt, nr, "16qam", cell, "cuda", false, {}, {},
+                                   -1, -1, -1, 0.0f, 0, true, 0.0, 0, true);
+    EXPECT_TRUE(blk->time_domain());
+    // The reference: the core's fused time-domain path, slot by slot.
+    core::slot_receiver rx(
+        grid, nr, detector::make(qa::receiver_config({ mhz, nt, nr, cell, modulation::qam16, "psd", "cuda" })), 1, true, -1);
+    ASSERT_TRUE(rx.gpu_demodulation());
+    std::vector<uint8_t> expect;
+    std::vector<std::vector<cf>> samples(nr);
+    std::vector<gr::tag_t> tags;
+    for (int i = 0; i < n_slots; ++i) {
+        const auto t = qa::modulate_slot(num, slots[i].y);
+        std::vector<const cf*> p;
+        for (int r = 0; r < nr; ++r) {
+            p.push_back(t[r].data());
+            samples[r].insert(samples[r].end(), t[r].begin(), t[r].end());
+        }
+        std::vector<uint8_t> bits(rx.detection().values_per_slot(slots[i].ns));
+        ASSERT_TRUE(rx.receive_time_bits(slots[i].ns, p.data(), bits.data()).why.empty());
+        expect.insert(expect.end(), bits.begin(), bits.end());
+        gr::tag_t tag;
+        tag.offset = static_cast<uint64_t>(i) * num.slot_samples();
+        tag.key = pmt::mp("slot");
+        tag.value = pmt::from_long(slots[i].ns);
+        tags.push_back(tag);
+    }
+    auto tb = gr::make_top_block("qa_gpu_slot_receiver_time");
+    for (int r = 0; r < nr; ++r) {
+        auto src = gr::blocks::vector_source_c::make(samples[r], false, 1,
+                                                     r == 0 ? tags : std::vector<gr::tag_t>());
+        tb->connect(src, 0, blk, r);
+    }
+    auto sink = gr::blocks::vector_sink_b::make();
+    tb->connect(blk, 0, sink, 0);
+    tb->run();
+    EXPECT_EQ(sink->data(), expect);
+    EXPECT_EQ(blk->slots_processed(), static_cast<uint64_t>(n_slots));
+    EXPECT_EQ(blk->bad_slots(), 0u);
+    EXPECT_EQ(blk->untagged_slots(), 0u);
 }

@@ -64,3 +64,59 @@ TEST(slot_receiver, truncated_counts_and_prepare)
     const auto bad = rx.receive_bits(25, p.data(), bits.data());
     EXPECT_FALSE(bad.why.empty());
 }
+
+TEST(slot_receiver, ofdm_demodulation_inverts_the_modulation)
+{
+    // The test modulator's slots demodulate back to their grids (to float rounding), for
+    // every bandwidth; a back-off moves the windows into the CP and is compensated.
+    for (double mhz : { 1.4, 3.0, 5.0, 10.0, 15.0, 20.0 }) {
+        const auto num = lte_numerology::from_bandwidth(mhz);
+        const auto slots = qa::make_slots(num, 2, 2, 1, 1, 20.0, 0.0, 1000.0, 9);
+        const auto t = qa::modulate_slot(num, slots[0].y);
+        ASSERT_EQ(t[0].size(), static_cast<size_t>(num.slot_samples()));
+        for (int backoff : { -1, 0, num.cp_other }) {
+            const core::ofdm_demodulation dem(num, backoff, true, "test");
+            EXPECT_EQ(dem.backoff(), backoff == -1 ? num.cp_other / 4 : backoff);
+            auto fft = dem.make_fft();
+            std::vector<std::complex<float>> g(dem.grid_len());
+            dem.demodulate(*fft, t[1].data(), g.data());
+            double err = 0, pow = 0;
+            for (size_t i = 0; i < g.size(); ++i) {
+                err = std::max(err, static_cast<double>(std::abs(g[i] - slots[0].y[1][i])));
+                pow += std::norm(slots[0].y[1][i]);
+            }
+            EXPECT_LT(err, 1e-5 * std::sqrt(pow / g.size())) << mhz << " MHz, back-off " << backoff;
+        }
+    }
+    const auto num = lte_numerology::from_bandwidth(5);
+    EXPECT_THROW(core::ofdm_demodulation(num, -2, true, "test"), std::invalid_argument);
+    EXPECT_THROW(core::ofdm_demodulation(num, num.cp_other + 1, true, "test"),
+                 std::invalid_argument);
+    const core::ofdm_demodulation small(lte_numerology::from_bandwidth(1.4), -1, true, "t");
+    auto fft = small.make_fft();
+    const core::ofdm_demodulation big(num, -1, true, "t");
+    std::vector<std::complex<float>> s(big.slot_samples()), g(big.grid_len());
+    EXPECT_THROW(big.demodulate(*fft, s.data(), g.data()), std::invalid_argument);
+}
+
+TEST(slot_receiver, time_domain_input_matches_the_grid_path)
+{
+    const auto num = lte_numerology::from_bandwidth(1.4);
+    const auto slots = qa::make_slots(num, 2, 2, 7, 4, 18.0, 6.0, 1000.0, 23);
+    for (const char* alg : { "zf", "psd", "fsd", "mtt" }) {
+        const auto n = qa::compare_time_with_grids({ 1.4, 2, 2, 7, modulation::qam16, alg, "cpu" }, slots);
+        EXPECT_EQ(n.bad, 0u) << alg;
+        EXPECT_EQ(n.differing, 0u) << alg;
+    }
+    const auto n = qa::compare_time_with_grids({ 1.4, 2, 2, 7, modulation::qam16, "sfsd", "cpu", true }, slots);
+    EXPECT_EQ(n.differing, 0u);
+    // A receiver made for grids only refuses time-domain slots.
+    const lte_grid grid(num, 2, 7);
+    core::slot_receiver rx(grid, 2, detector::make(qa::receiver_config({ 1.4, 2, 2, 7, modulation::qpsk, "zf", "cpu" })), 1, false);
+    std::vector<std::complex<float>> t(num.slot_samples());
+    const std::complex<float>* tp[2] = { t.data(), t.data() };
+    std::vector<uint8_t> bits(rx.detection().values_per_slot(1));
+    EXPECT_THROW(rx.receive_time_bits(1, tp, bits.data()), std::logic_error);
+    EXPECT_THROW(core::slot_receiver(grid, 2, detector::make(qa::receiver_config({ 1.4, 2, 2, 7, modulation::qpsk, "zf", "cpu" })), 1, false, 10),
+                 std::invalid_argument);
+}

@@ -17,6 +17,7 @@
 #include "qa_estimation_slots.h"
 #include "slot_detection.h"
 #include "slot_receiver.h"
+#include <gnuradio/fft/fft.h>
 #include <gtest/gtest.h>
 #include <cmath>
 #include <complex>
@@ -143,6 +144,110 @@ inline std::vector<test_slot> receiver_bad_slots()
             for (int re : grid.crs_elements(slots[5].ns, t))
                 v[re] *= 3e37f;
     return slots;
+}
+
+
+//! A slot's grids (n_rx of 7 * n_sc) as time-domain slots: per symbol the unitary IFFT of
+//! its subcarriers' bins with the CP in front, as the slot framer sends them.
+inline std::vector<std::vector<std::complex<float>>>
+modulate_slot(const gr::mimodet::lte_numerology& num,
+              const std::vector<std::vector<std::complex<float>>>& grids)
+{
+    using cf = std::complex<float>;
+    const int N = num.fft_size, n_sc = num.n_sc;
+    gr::fft::fft_complex_rev ifft(N, 1);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(N));
+    std::vector<std::vector<cf>> out;
+    for (const auto& g : grids) {
+        std::vector<cf> t;
+        for (int l = 0; l < 7; ++l) {
+            std::fill(ifft.get_inbuf(), ifft.get_inbuf() + N, cf(0, 0));
+            for (int k = 0; k < n_sc; ++k)
+                ifft.get_inbuf()[num.bin(k)] = g[l * n_sc + k];
+            ifft.execute();
+            const cf* x = ifft.get_outbuf();
+            for (int i = N - num.cp_length(l); i < N; ++i)
+                t.push_back(x[i] * scale);
+            for (int i = 0; i < N; ++i)
+                t.push_back(x[i] * scale);
+        }
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+//! Counts of what compare_time_with_grids saw.
+struct time_counts {
+    size_t slots = 0, bad = 0, values = 0;
+    size_t differing = 0; //!< bits that differ, or LLRs differing by more than 1e-3 relative
+};
+
+/*!
+ * Time-domain slots (modulate_slot of the test grids) through slot_receiver's
+ * receive_time_* against its grid path on the grids that the CPU's ofdm_demodulation
+ * makes of them (another slot_receiver with the same configuration). On the CPU both run
+ * the same code: equal outputs and noise variances. Fused on the GPU the FFTs are
+ * cuFFT's: the noise variances agree to 1e-4 relative and the differing outputs are
+ * counted (the caller bounds them).
+ */
+inline time_counts compare_time_with_grids(const receiver_case& c,
+                                           const std::vector<test_slot>& slots)
+{
+    using namespace gr::mimodet;
+    using cf = std::complex<float>;
+    const auto num = lte_numerology::from_bandwidth(c.mhz);
+    const lte_grid grid(num, c.n_tx, c.cell_id);
+    const bool gpu = c.backend == "cuda";
+    core::slot_receiver rx(grid, c.n_rx, detector::make(receiver_config(c)), 1, gpu, -1);
+    core::slot_receiver ref(grid, c.n_rx, detector::make(receiver_config(c)), 1, gpu);
+    EXPECT_NE(rx.demodulation(), nullptr);
+    EXPECT_EQ(ref.demodulation(), nullptr);
+    EXPECT_EQ(rx.gpu_demodulation(), gpu && rx.fused());
+    const core::ofdm_demodulation& dem = *rx.demodulation();
+    auto fft = dem.make_fft();
+    time_counts n;
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const int ns = slots[i].ns;
+        const auto t = modulate_slot(num, slots[i].y);
+        std::vector<std::vector<cf>> g(c.n_rx, std::vector<cf>(dem.grid_len()));
+        std::vector<const cf*> tp, gp;
+        for (int r = 0; r < c.n_rx; ++r) {
+            dem.demodulate(*fft, t[r].data(), g[r].data());
+            tp.push_back(t[r].data());
+            gp.push_back(g[r].data());
+        }
+        const size_t n_out = rx.detection().values_per_slot(ns);
+        core::slot_receiver::result a, b;
+        if (c.llr) {
+            std::vector<float> x(n_out, -3.0f), y(n_out, -5.0f);
+            a = rx.receive_time_llr(ns, tp.data(), x.data());
+            b = ref.receive_llr(ns, gp.data(), y.data());
+            for (size_t j = 0; j < n_out; ++j)
+                n.differing += std::abs(x[j] - y[j]) > 1e-3f * std::max(1.0f, std::abs(y[j]));
+            if (!gpu)
+                EXPECT_TRUE(x == y) << c.algorithm << " slot " << i;
+        } else {
+            std::vector<uint8_t> x(n_out, 7), y(n_out, 9);
+            a = rx.receive_time_bits(ns, tp.data(), x.data());
+            b = ref.receive_bits(ns, gp.data(), y.data());
+            for (size_t j = 0; j < n_out; ++j)
+                n.differing += x[j] != y[j];
+            if (!gpu)
+                EXPECT_TRUE(x == y) << c.algorithm << " slot " << i;
+        }
+        EXPECT_EQ(a.why.empty(), b.why.empty())
+            << c.algorithm << " slot " << i << ": time '" << a.why << "', grids '" << b.why << "'";
+        if (a.why.empty() && b.why.empty()) {
+            if (gpu)
+                EXPECT_NEAR(a.noise_var, b.noise_var, 1e-4f * b.noise_var) << "slot " << i;
+            else
+                EXPECT_EQ(a.noise_var, b.noise_var) << "slot " << i;
+        }
+        ++n.slots;
+        n.bad += !a.why.empty();
+        n.values += n_out;
+    }
+    return n;
 }
 
 } // namespace qa

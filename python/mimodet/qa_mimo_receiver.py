@@ -94,8 +94,62 @@ def run_chain(mhz, n_tx, n_rx, cell_id, ys, tags, alg, mod, soft, est_threads=0,
     return np.array(snk.data(), np.float32 if soft else np.uint8), snk.tags(), est, det
 
 
+def slot_tag_at(offset, ns):
+    return gr.tag_utils.python_to_tag((offset, pmt.intern("slot"), pmt.from_long(ns)))
+
+
 def tag_list(tags):
     return [(t.offset, pmt.symbol_to_string(t.key), pmt.to_long(t.value)) for t in tags]
+
+
+
+def modulate(mhz, ys):
+    """The grids ys (n_slots, n_rx, 7*n_sc) as time-domain slots (n_rx, n_slots *
+    slot_samples): per symbol a unitary IFFT of its subcarriers' bins with the CP in
+    front, as the slot framer sends them."""
+    num = mimodet.lte_numerology.from_bandwidth(mhz)
+    N, n_sc = num.fft_size, num.n_sc
+    bins = np.array([num.bin(k) for k in range(n_sc)])
+    out = []
+    for r in range(ys.shape[1]):
+        parts = []
+        for y in ys[:, r, :]:
+            for l in range(7):
+                X = np.zeros(N, np.complex128)
+                X[bins] = y[l * n_sc:(l + 1) * n_sc]
+                x = np.fft.ifft(X) * np.sqrt(N)
+                parts.append(x[N - num.cp_length(l):])
+                parts.append(x)
+        out.append(np.concatenate(parts).astype(np.complex64))
+    return np.stack(out)
+
+
+def run_time_receiver(rx, samples, tags, soft):
+    """rx (time_domain) on the time-domain streams samples (n_rx, len), tags on 0."""
+    tb = gr.top_block()
+    for r in range(samples.shape[0]):
+        src = blocks.vector_source_c(samples[r].tolist(), False, 1, tags if r == 0 else [])
+        tb.connect(src, (rx, r))
+    snk = blocks.vector_sink_f() if soft else blocks.vector_sink_b()
+    tb.connect(rx, snk)
+    tb.run()
+    return np.array(snk.data(), np.float32 if soft else np.uint8), snk.tags()
+
+
+def run_demod_receiver(mhz, n_tx, n_rx, cell_id, samples, tags, alg, mod, soft,
+                       fft_backoff=-1):
+    """ofdm_demod -> mimo_receiver (grids), the reference of the time-domain input."""
+    tb = gr.top_block()
+    dem = mimodet.ofdm_demod(mhz, n_rx, fft_backoff)
+    rx = mimodet.mimo_receiver(alg, mhz, n_tx, n_rx, mod, cell_id, "cpu", soft)
+    for r in range(n_rx):
+        src = blocks.vector_source_c(samples[r].tolist(), False, 1, tags if r == 0 else [])
+        tb.connect(src, (dem, r))
+        tb.connect((dem, r), (rx, r))
+    snk = blocks.vector_sink_f() if soft else blocks.vector_sink_b()
+    tb.connect(rx, snk)
+    tb.run()
+    return np.array(snk.data(), np.float32 if soft else np.uint8), snk.tags(), rx
 
 
 class qa_mimo_receiver(gr_unittest.TestCase):
@@ -414,6 +468,92 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             self.assertEqual(rx.bad_slots(), 0)
             self.assertEqual(len(out), sum(len(b) for b in bits))
 
+    def test_015_time_domain_equals_ofdm_demod_then_receiver(self):
+        # Time-domain input: exactly ofdm_demod -> mimo_receiver (the same CPU FFT and
+        # tables), bits and LLRs, with samples before the first tag, the default and an
+        # explicit FFT back-off.
+        mhz, n_tx, n_rx, cell = 1.4, 2, 2, 7
+        num = mimodet.lte_numerology.from_bandwidth(mhz)
+        S = num.slot_samples()
+        slots = [8, 9, 10, 11, 12]
+        bits, ys = make_slots(self.rng, mhz, n_tx, n_rx, "16qam", cell, slots, 30.0)
+        lead = 37
+        samples = np.concatenate(
+            [(0.1 * self.rng.standard_normal((n_rx, lead))).astype(np.complex64),
+             modulate(mhz, ys)], axis=1)
+        tags = [slot_tag_at(lead + i * S, ns) for i, ns in enumerate(slots)]
+        for alg, soft, backoff in (("psd", False, -1), ("mmse", True, -1),
+                                   ("sfsd", False, 0), ("mtt", True, num.cp_other)):
+            what = "%s soft=%s backoff=%d" % (alg, soft, backoff)
+            ref, ref_tags, ref_rx = run_demod_receiver(mhz, n_tx, n_rx, cell, samples, tags,
+                                                       alg, "16qam", soft, backoff)
+            rx = mimodet.mimo_receiver(alg, mhz, n_tx, n_rx, "16qam", cell, "cpu", soft,
+                                       time_domain=True, fft_backoff=backoff)
+            self.assertTrue(rx.time_domain())
+            self.assertEqual(rx.input_signature().sizeof_stream_item(0), 8, what)
+            out, out_tags = run_time_receiver(rx, samples, tags, soft)
+            self.assertEqual(len(out), sum(rx.items_per_slot(ns) for ns in slots), what)
+            np.testing.assert_array_equal(out, ref, err_msg=what)
+            self.assertEqual(tag_list(out_tags), tag_list(ref_tags), what)
+            self.assertEqual(rx.slots_processed(), len(slots), what)
+            self.assertEqual(rx.bad_slots(), 0, what)
+            self.assertEqual(rx.untagged_slots(), 0, what)
+            if not soft:  # 30 dB: the transmitted bits
+                np.testing.assert_array_equal(out, np.concatenate(bits), err_msg=what)
+
+    def test_016_time_domain_alignment_and_bad_samples(self):
+        mhz, n_tx, n_rx, cell = 1.4, 2, 2, 3
+        num = mimodet.lte_numerology.from_bandwidth(mhz)
+        S = num.slot_samples()
+        slots = [3, 4, 5, 6]
+        bits, ys = make_slots(self.rng, mhz, n_tx, n_rx, "qpsk", cell, slots, 30.0)
+        samples = modulate(mhz, ys)
+        # Only the first slot tagged: the others count on and are counted as untagged.
+        rx = mimodet.mimo_receiver("fsd", mhz, n_tx, n_rx, "qpsk", cell, time_domain=True)
+        out, tags = run_time_receiver(rx, samples, [slot_tag_at(0, 3)], False)
+        self.assertEqual([v for _, _, v in tag_list(tags)], slots)
+        self.assertEqual(rx.untagged_slots(), 3)
+        np.testing.assert_array_equal(out, np.concatenate(bits))
+        # No tag at all: nothing to align to, nothing out.
+        rx = mimodet.mimo_receiver("fsd", mhz, n_tx, n_rx, "qpsk", cell, time_domain=True)
+        out, _ = run_time_receiver(rx, samples, [], False)
+        self.assertEqual(len(out), 0)
+        self.assertEqual(rx.slots_processed(), 0)
+        # A tag inside slot 1 (the stream jumped): the partial slot before it is dropped
+        # and the receiver re-aligns to it (ns 5), then counts on (6); the half slot at
+        # the end is not a slot.
+        rx = mimodet.mimo_receiver("zf", mhz, n_tx, n_rx, "qpsk", cell, time_domain=True)
+        jump = S + S // 2
+        out, tags = run_time_receiver(
+            rx, samples, [slot_tag_at(0, 3), slot_tag_at(jump, 5)], False)
+        self.assertEqual([v for _, _, v in tag_list(tags)], [3, 5, 6])
+        self.assertEqual(rx.untagged_slots(), 1)
+        np.testing.assert_array_equal(out[:len(bits[0])], bits[0])
+        # A NaN in a data symbol's FFT window: a bad slot, zeros, the others decoded; a
+        # NaN in a CP (outside the windows) harms nothing.
+        bad = samples.copy()
+        bad[1, S + num.cp_first + 5] = np.nan          # slot 1, symbol 0's window
+        bad[0, 2 * S + 2] = np.nan                      # slot 2, symbol 0's CP start
+        rx = mimodet.mimo_receiver("fsd", mhz, n_tx, n_rx, "qpsk", cell, time_domain=True)
+        out, _ = run_time_receiver(rx, bad, [slot_tag_at(0, 3)], False)
+        self.assertEqual(rx.bad_slots(), 1)
+        n0, n1 = len(bits[0]), len(bits[1])
+        np.testing.assert_array_equal(out[n0:n0 + n1], 0)
+        np.testing.assert_array_equal(np.delete(out, np.s_[n0:n0 + n1]),
+                                      np.concatenate([bits[0]] + bits[2:]))
+
+    def test_017_time_domain_invalid_parameters(self):
+        with self.assertRaises(ValueError):  # a back-off for grid input
+            mimodet.mimo_receiver("zf", 1.4, 2, 2, "qpsk", 0, fft_backoff=2)
+        for b in (-2, 10):  # cp_other is 9 samples at 1.4 MHz
+            with self.assertRaises(ValueError, msg=str(b)):
+                mimodet.mimo_receiver("zf", 1.4, 2, 2, "qpsk", 0, time_domain=True,
+                                      fft_backoff=b)
+        rx = mimodet.mimo_receiver("zf", 1.4, 2, 2, "qpsk", 0, time_domain=True,
+                                   fft_backoff=9)
+        self.assertTrue(rx.time_domain())
+        self.assertFalse(mimodet.mimo_receiver("zf", 1.4, 2, 2, "qpsk", 0).time_domain())
+
     def test_013_grc_block(self):
         # The GRC definition: a flowgraph framer -> channel -> {MIMO Receiver, Channel
         # Estimator -> MIMO Detector} compiles with grcc, runs, and the receivers equal the
@@ -475,7 +615,7 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         self.assertIn("mimodet.mimo_receiver('psd', bandwidth, 2, 2, 'qpsk', 1, 'cpu', "
                       "soft_output=False, lvl=[5, 3, 1], exp=[1, 4], T=(-1), niter=(-1), "
                       "sorted_qr=1, llr_clip=0, threads=1, llr_scaled=True, deadline_us=0, "
-                      "est_threads=2)", src)
+                      "est_threads=2, time_domain=False, fft_backoff=(-1))", src)
         code = textwrap.dedent("""
             import json, sys
             sys.path.insert(0, %r)
@@ -515,11 +655,12 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             self.assertIn("gnuradio-mimodet", f.read())
         psd = ('gr::mimodet::mimo_receiver::make("psd", bandwidth, 2, 2, "qpsk", 1, "cpu", '
                'false, std::vector<int>{5, 3, 1}, std::vector<int>{1, 4}, (-1), (-1), 1, '
-               'static_cast<float>(0), 1, true, static_cast<double>(0), 2);')
+               'static_cast<float>(0), 1, true, static_cast<double>(0), 2, false, (-1));')
         self.assertIn(psd, src)
         self.assertIn('gr::mimodet::mimo_receiver::make("sfsd", bandwidth, 2, 2, "qpsk", 1, '
                       '"cpu", true, std::vector<int>{}, std::vector<int>{}, 1, 3, (-1), '
-                      'static_cast<float>(20), 1, true, static_cast<double>(0), 0);', src)
+                      'static_cast<float>(20), 1, true, static_cast<double>(0), 0, false, '
+                      '(-1));', src)
         with open(os.path.join(tmp, "rx_blocks_cpp", "rx_blocks_cpp.hpp")) as f:
             self.assertIn("#include <gnuradio/mimodet/mimo_receiver.h>", f.read())
         rx_lines = [l for l in src.splitlines() if "mimo_receiver" in l]

@@ -272,7 +272,8 @@ public:
 protected:
     /*!
      * As run_gathered, but only the grids of packed (the first n_rx * grid_len values)
-     * are uploaded; stage writes H on the device and gives the noise variance. Returns
+     * are uploaded, or nothing where packed is nullptr (the stage then writes the grids
+     * on the device first); stage writes H on the device and gives the noise variance. Returns
      * it (NaN: stage refused the slot, nothing detected). Backends that gather on their
      * device only (the default throws std::logic_error).
      */

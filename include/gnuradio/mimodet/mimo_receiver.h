@@ -40,6 +40,14 @@ namespace mimodet {
  * those of the two blocks with the same backend. Two lanes (one with a PSD deadline)
  * work on two queued slots at once on the GPU.
  *
+ * With time_domain, the inputs are instead the n_rx time-domain streams of ofdm_sync
+ * (gr_complex samples, the "slot" tag on each slot's first sample, read on input 0 and
+ * aligned to as ofdm_demod does), and the block demodulates them as ofdm_demod does
+ * (FFT back-off fft_backoff, compensated). With backend cuda the samples go to the GPU
+ * and are demodulated there (cuFFT), next to the estimator and the detector: one block
+ * and one upload per slot between ofdm_sync and the bits. The results are those of
+ * ofdm_demod followed by this block, up to float rounding in the FFTs.
+ *
  * A slot whose pilots are unusable (non-finite or all zero: no noise variance), or whose
  * data elements or estimated channel are not finite, is logged as an error, output as
  * zeros and counted in bad_slots(). Items without a slot tag take the previous slot + 1.
@@ -61,6 +69,9 @@ public:
      *        the detector's parameters, as mimo_detector::make().
      * \param est_threads threads of the CPU channel estimator (0: its default), as
      *        channel_estimator::make(); unused by the GPU estimator.
+     * \param time_domain inputs are time-domain slots (ofdm_sync's outputs), not grids.
+     * \param fft_backoff with time_domain: the FFT window back-off into the CP in
+     *        samples, 0..cp_other, or -1 for ofdm_demod's default (cp_other / 4).
      *
      * Throws std::invalid_argument for an invalid configuration, std::runtime_error for
      * backend cuda without a device.
@@ -82,7 +93,9 @@ public:
                      int threads = 0,
                      bool llr_scaled = true,
                      double deadline_us = 0.0,
-                     int est_threads = 0);
+                     int est_threads = 0,
+                     bool time_domain = false,
+                     int fft_backoff = -1);
     //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
     virtual int items_per_slot(int ns) const = 0;
     //! "cpu" or "cuda": the backend actually running (both stages).
@@ -91,8 +104,10 @@ public:
     virtual uint64_t slots_processed() const = 0;
     //! Slots output as zeros because of unusable input.
     virtual uint64_t bad_slots() const = 0;
-    //! Items of input 0 that had no "slot" tag.
+    //! Slots of input 0 that had no "slot" tag.
     virtual uint64_t untagged_slots() const = 0;
+    //! True where the inputs are time-domain slots.
+    virtual bool time_domain() const = 0;
     //! Slots in which the PSD deadline truncated at least one vector's search.
     virtual uint64_t truncated_slots() const = 0;
 };

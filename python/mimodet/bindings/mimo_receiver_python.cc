@@ -27,7 +27,10 @@ void bind_mimo_receiver(py::module& m)
         "docs/SLOT_LAYOUT.md. Algorithm parameters as in mimodet.detector(): lvl, exp "
         "(PSD), T (FSD/SFSD), niter (SFSD), sorted_qr (PSD/MTT), llr_clip, threads; "
         "llr_scaled=False gives raw metric differences (noise_var times the LLRs); "
-        "est_threads: threads of the CPU channel estimator.")
+        "est_threads: threads of the CPU channel estimator. With time_domain=True the "
+        "inputs are ofdm_sync's n_rx time-domain streams instead ('slot' tag on each slot's "
+        "first sample), demodulated as ofdm_demod does (fft_backoff), on the GPU with "
+        "backend cuda: one upload per slot between ofdm_sync and the bits.")
         .def(py::init(&mimo_receiver::make),
              py::arg("algorithm"),
              py::arg("bandwidth_mhz"),
@@ -47,6 +50,8 @@ void bind_mimo_receiver(py::module& m)
              py::arg("llr_scaled") = true,
              py::arg("deadline_us") = 0.0,
              py::arg("est_threads") = 0,
+             py::arg("time_domain") = false,
+             py::arg("fft_backoff") = -1,
              "algorithm 'ml', 'zf', 'mmse', 'psd', 'fsd', 'sfsd' or 'mtt'; bandwidth_mhz in "
              "{1.4, 3, 5, 10, 15, 20}; n_tx in {1, 2, 4}; n_rx n_tx..8 (grid inputs); "
              "modulation 'qpsk', '16qam' or '64qam'; cell_id 0..503 (pilots and data map); "
@@ -55,8 +60,14 @@ void bind_mimo_receiver(py::module& m)
              "bits (not for psd, fsd); deadline_us: psd search budget per slot in us (0: "
              "exact), truncated slots get a 'truncated' tag; est_threads 0..256: threads of the "
              "CPU channel estimator as channel_estimator's threads (0: min(CPU threads, "
-             "n_rx*n_tx, 4); the results do not depend on it; unused by the GPU estimator). Unset algorithm parameters (-1, []) take the algorithm's "
-             "default. ValueError otherwise.")
+             "n_rx*n_tx, 4); the results do not depend on it; unused by the GPU estimator); "
+             "time_domain: time-domain inputs (ofdm_sync's) instead of grids; fft_backoff "
+             "(time_domain only): FFT window back-off into the CP, 0..cp_other samples, -1 "
+             "for ofdm_demod's default. Unset algorithm parameters (-1, []) take the "
+             "algorithm's default. ValueError otherwise.")
+        .def("time_domain",
+             &mimo_receiver::time_domain,
+             "True where the inputs are time-domain slots (time_domain=True).")
         .def("items_per_slot",
              &mimo_receiver::items_per_slot,
              py::arg("ns"),

@@ -1,0 +1,220 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// OFDM demodulation on the GPU, for the fused receiver with time-domain input
+// (slot_receiver): the slot's samples go to the device instead of its grids, and the
+// grids are made there, where the channel estimator and the detector read them. The
+// tables (FFT windows, bins, weights) are lib/core/ofdm_demodulation's. Per slot, on the
+// caller's stream:
+//   host: each antenna's samples into page-locked memory (checking that they are
+//     finite), each antenna's upload enqueued as soon as it is copied;
+//   window_kernel: the 7 FFT windows of every antenna side by side;
+//   one batched cuFFT (7 n_rx transforms of fft_size points, in place);
+//   extract_kernel: the used bins, times the weights, into the packed grids.
+
+#include "../lib/core/backend.h"
+#include "../lib/core/finite.h"
+#include "../lib/core/ofdm_demodulation.h"
+#include "cuda_check.h"
+#include "cuda_memory.h"
+#include <cstring>
+#include <cuda_runtime.h>
+#include <cufft.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+namespace {
+constexpr int kThreads = 256;
+constexpr int kSymbols = lte_numerology::symbols_per_slot;
+
+#define MIMODET_CUFFT_CHECK(call)                                              \
+    do {                                                                       \
+        const cufftResult mimodet_fft_err_ = (call);                           \
+        if (mimodet_fft_err_ != CUFFT_SUCCESS)                                 \
+            throw std::runtime_error(                                          \
+                std::string("mimodet cuFFT error: ") + #call + " failed at " + \
+                __FILE__ + ":" + std::to_string(__LINE__) + ": code " +        \
+                std::to_string(static_cast<int>(mimodet_fft_err_)));           \
+    } while (0)
+
+//! The first sample of each symbol's FFT window in a slot.
+struct window_starts {
+    int start[kSymbols];
+};
+
+//! sym[(r * 7 + l) * N + i] = time[r * S + start[l] + i].
+__global__ void window_kernel(const float2* __restrict__ time,
+                              float2* __restrict__ sym,
+                              int total,
+                              int N,
+                              int S,
+                              window_starts w)
+{
+    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += gridDim.x * blockDim.x) {
+        const int rl = idx / N, i = idx - rl * N;
+        const int r = rl / kSymbols, l = rl - r * kSymbols;
+        sym[idx] = time[static_cast<size_t>(r) * S + w.start[l] + i];
+    }
+}
+
+//! grids[(r * 7 + l) * n_sc + k] = sym[(r * 7 + l) * N + bin[k]] * weight[k], the
+//! product rounded as the CPU's std::complex<float> (no fused multiply-add).
+__global__ void extract_kernel(const float2* __restrict__ sym,
+                               const int* __restrict__ bin,
+                               const float2* __restrict__ weight,
+                               float2* __restrict__ grids,
+                               int total,
+                               int N,
+                               int n_sc)
+{
+    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += gridDim.x * blockDim.x) {
+        const int rl = idx / n_sc, k = idx - rl * n_sc;
+        const float2 x = sym[static_cast<size_t>(rl) * N + bin[k]];
+        const float2 w = weight[k];
+        grids[idx] = make_float2(__fsub_rn(__fmul_rn(x.x, w.x), __fmul_rn(x.y, w.y)),
+                                 __fadd_rn(__fmul_rn(x.x, w.y), __fmul_rn(x.y, w.x)));
+    }
+}
+
+int blocks_for(int total) { return (total + kThreads - 1) / kThreads; }
+
+class ofdm_demodulation_cuda : public gpu_ofdm_demodulation
+{
+public:
+    ofdm_demodulation_cuda(const ofdm_demodulation& cpu, int n_rx)
+        : d_n_rx(n_rx), d_N(cpu.numerology().fft_size), d_S(cpu.slot_samples()),
+          d_n_sc(cpu.numerology().n_sc)
+    {
+        if (n_rx < 1)
+            throw std::invalid_argument("mimodet: GPU OFDM demodulation needs n_rx >= 1");
+        MIMODET_CUDA_CHECK(cudaGetDevice(&d_device));
+        for (int l = 0; l < kSymbols; ++l)
+            d_windows.start[l] = cpu.windows()[l];
+        const size_t n_time = static_cast<size_t>(n_rx) * d_S;
+        d_host_time.reserve(n_time);
+        d_time.reserve(n_time);
+        d_sym.reserve(static_cast<size_t>(n_rx) * kSymbols * d_N);
+        d_bins.reserve(d_n_sc);
+        d_weights.reserve(d_n_sc);
+        // Once, before real-time operation: plain synchronous copies.
+        MIMODET_CUDA_CHECK(cudaMemcpy(d_bins.get(),
+                                      cpu.bins().data(),
+                                      d_n_sc * sizeof(int),
+                                      cudaMemcpyHostToDevice));
+        MIMODET_CUDA_CHECK(cudaMemcpy(d_weights.get(),
+                                      cpu.weights().data(),
+                                      d_n_sc * sizeof(float2),
+                                      cudaMemcpyHostToDevice));
+        MIMODET_CUFFT_CHECK(cufftPlan1d(&d_plan, d_N, CUFFT_C2C, n_rx * kSymbols));
+    }
+    ~ofdm_demodulation_cuda() override
+    {
+        (void)cufftDestroy(d_plan);
+        if (d_stream)
+            (void)cudaStreamDestroy(d_stream);
+    }
+
+    bool demodulate_packed(const std::complex<float>* const* slots,
+                           void* dev_grids,
+                           void* stream) override
+    {
+        const device_guard guard(d_device);
+        auto s = static_cast<cudaStream_t>(stream);
+        auto* host = reinterpret_cast<std::complex<float>*>(d_host_time.get());
+        for (int r = 0; r < d_n_rx; ++r) {
+            std::complex<float>* h = host + static_cast<size_t>(r) * d_S;
+            if (!copy_finite(slots[r], h, d_S)) {
+                // The uploads already enqueued read the page-locked buffer: let them
+                // finish before it is written again.
+                MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
+                return false;
+            }
+            MIMODET_CUDA_CHECK(
+                cudaMemcpyAsync(d_time.get() + static_cast<size_t>(r) * d_S,
+                                h,
+                                d_S * sizeof(float2),
+                                cudaMemcpyHostToDevice,
+                                s));
+        }
+        const int n_sym = d_n_rx * kSymbols * d_N;
+        window_kernel<<<blocks_for(n_sym), kThreads, 0, s>>>(
+            d_time.get(), d_sym.get(), n_sym, d_N, d_S, d_windows);
+        MIMODET_CUDA_CHECK_LAUNCH();
+        MIMODET_CUFFT_CHECK(cufftSetStream(d_plan, s));
+        auto* sym = reinterpret_cast<cufftComplex*>(d_sym.get());
+        MIMODET_CUFFT_CHECK(cufftExecC2C(d_plan, sym, sym, CUFFT_FORWARD));
+        const int n_grid = d_n_rx * kSymbols * d_n_sc;
+        extract_kernel<<<blocks_for(n_grid), kThreads, 0, s>>>(
+            d_sym.get(),
+            d_bins.get(),
+            d_weights.get(),
+            static_cast<float2*>(dev_grids),
+            n_grid,
+            d_N,
+            d_n_sc);
+        MIMODET_CUDA_CHECK_LAUNCH();
+        return true;
+    }
+
+    bool demodulate(const std::complex<float>* const* slots,
+                    std::complex<float>* const* grids) override
+    {
+        const device_guard guard(d_device);
+        if (!d_stream)
+            MIMODET_CUDA_CHECK(
+                cudaStreamCreateWithFlags(&d_stream, cudaStreamNonBlocking));
+        const size_t grid_len = static_cast<size_t>(kSymbols) * d_n_sc;
+        d_grids.reserve(d_n_rx * grid_len);
+        d_host_grids.reserve(d_n_rx * grid_len);
+        if (!demodulate_packed(slots, d_grids.get(), d_stream))
+            return false;
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(d_host_grids.get(),
+                                           d_grids.get(),
+                                           d_n_rx * grid_len * sizeof(float2),
+                                           cudaMemcpyDeviceToHost,
+                                           d_stream));
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(d_stream));
+        for (int r = 0; r < d_n_rx; ++r)
+            std::memcpy(
+                grids[r], d_host_grids.get() + r * grid_len, grid_len * sizeof(float2));
+        return true;
+    }
+
+private:
+    const int d_n_rx, d_N, d_S, d_n_sc;
+    // demodulate() only: its stream and grids.
+    cudaStream_t d_stream = nullptr;
+    device_buffer<float2> d_grids;
+    pinned_buffer<float2> d_host_grids;
+    int d_device = 0;
+    window_starts d_windows{};
+    pinned_buffer<float2> d_host_time;
+    device_buffer<float2> d_time, d_sym;
+    device_buffer<int> d_bins;
+    device_buffer<float2> d_weights;
+    cufftHandle d_plan = 0;
+};
+} // namespace
+
+std::unique_ptr<gpu_ofdm_demodulation>
+make_cuda_ofdm_demodulation(const ofdm_demodulation& cpu, int n_rx)
+{
+    if (cuda_device_count() == 0)
+        return nullptr;
+    return std::make_unique<ofdm_demodulation_cuda>(cpu, n_rx);
+}
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
