@@ -125,6 +125,8 @@ struct options {
     std::string demod = "block";      // time domain: ofdm_demod block, or in mimo_receiver
     std::string gpu_wait = "spin";    // how the receiver's host thread waits for the GPU
     int antenna_threads = 0;          // ofdm_sync's and ofdm_demod's threads; 0: default
+    int gpu_lanes = 0;                // GPU receivers' lanes; 0: the blocks' default
+    bool input_copy = false;          // time domain on the GPU: copy slots, not register
     int chunks = 1; // time domain: pieces per slot the source hands over
     int sorted_qr = -1;
     std::vector<int> psd_lvl, psd_exp;
@@ -186,6 +188,11 @@ void usage()
            "  --antenna-threads N  ofdm_sync's and ofdm_demod's threads per slot, 1..8\n"
            "                     (MIMODET_ANTENNA_THREADS; default 0: min(n_rx, 4) from\n"
            "                     10 MHz)\n"
+           "  --gpu-lanes N      lanes of a GPU receiver or detector, 1..4\n"
+           "                     (MIMODET_GPU_LANES; default 0: 2, 1 with a PSD deadline)\n"
+           "  --input-copy       time domain, demodulation in the receiver on the GPU: copy\n"
+           "                     each slot to page-locked memory instead of uploading it\n"
+           "                     from the registered input buffers (MIMODET_INPUT_REGISTER=0)\n"
            "  --chunks N         time domain: the source hands each slot over in N equal\n"
            "                     pieces (a radio delivers packets; default 1: whole "
            "slots);\n"
@@ -314,6 +321,10 @@ options parse(int argc, char** argv)
             o.antenna_threads = static_cast<int>(to_int(a, next()));
             if (o.antenna_threads < 0 || o.antenna_threads > 8)
                 throw std::invalid_argument("--antenna-threads must be 0..8");
+        } else if (a == "--gpu-lanes") {
+            o.gpu_lanes = static_cast<int>(to_int(a, next()));
+            if (o.gpu_lanes < 0 || o.gpu_lanes > 4)
+                throw std::invalid_argument("--gpu-lanes must be 0..4");
         } else if (a == "--est-backend") {
             o.est_backend = next();
             if (o.est_backend != "cpu" && o.est_backend != "cuda" && o.est_backend != "auto")
@@ -370,6 +381,8 @@ options parse(int argc, char** argv)
             o.rt = true;
         else if (a == "--awake")
             o.awake = next();
+        else if (a == "--input-copy")
+            o.input_copy = true;
         else if (a == "--pin")
             o.pin = true;
         else if (a == "--src-spin-us")
@@ -1465,6 +1478,15 @@ int main(int argc, char** argv)
         std::cerr << "mimodet_flowgraph_bench: --antenna-threads: setenv failed\n";
         return 2;
     }
+    if (o.gpu_lanes > 0 &&
+        setenv("MIMODET_GPU_LANES", std::to_string(o.gpu_lanes).c_str(), 1) != 0) {
+        std::cerr << "mimodet_flowgraph_bench: --gpu-lanes: setenv failed\n";
+        return 2;
+    }
+    if (o.input_copy && setenv("MIMODET_INPUT_REGISTER", "0", 1) != 0) {
+        std::cerr << "mimodet_flowgraph_bench: --input-copy: setenv failed\n";
+        return 2;
+    }
     if (setenv("MIMODET_GPU_WAIT", o.gpu_wait.c_str(), 1) != 0) {
         std::cerr << "mimodet_flowgraph_bench: --gpu-wait: setenv failed\n";
         return 2;
@@ -1500,7 +1522,7 @@ int main(int argc, char** argv)
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
                "slots,chunks,steal_pct,cpus,est_backend,receiver,awake,slice_us,src_spin_"
-               "us,pin,demod,gpu_wait,antenna_threads,error\n";
+               "us,pin,demod,gpu_wait,antenna_threads,gpu_lanes,input_copy,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1612,7 +1634,9 @@ int main(int argc, char** argv)
                                                        (o.pin ? " pin" : "") +
                                                        (dom == "time" && o.demod == "receiver" ? " demod:rx" : "") +
                                                        (o.gpu_wait == "block" ? " wait:block" : "") +
-                                                       (o.antenna_threads ? " ant-threads:" + std::to_string(o.antenna_threads) : "");
+                                                       (o.antenna_threads ? " ant-threads:" + std::to_string(o.antenna_threads) : "") +
+                                                       (o.gpu_lanes ? " lanes:" + std::to_string(o.gpu_lanes) : "") +
+                                                       (o.input_copy ? " input-copy" : "");
                                     char buf[64];
                                     for (const auto& b : r.busy) {
                                         std::snprintf(buf,
@@ -1701,6 +1725,7 @@ int main(int argc, char** argv)
                                         << (o.pin ? 1 : 0) << ','
                                         << (dom == "time" ? o.demod : "none") << ','
                                         << o.gpu_wait << ',' << o.antenna_threads << ','
+                                        << o.gpu_lanes << ',' << (o.input_copy ? 1 : 0) << ','
                                         << err
                                         << '\n';
                                     csv.flush();

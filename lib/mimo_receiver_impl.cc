@@ -7,6 +7,9 @@
 
 #include "mimo_receiver_impl.h"
 #include "detector_block_common.h"
+#include <gnuradio/block_detail.h>
+#include <gnuradio/buffer.h>
+#include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <algorithm>
@@ -141,6 +144,41 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                     cfg.n_tx,
                     cfg.n_rx,
                     d_lanes.size());
+}
+
+bool mimo_receiver_impl::start()
+{
+    // MIMODET_INPUT_REGISTER=0: copy the slots instead (measurements only).
+    if (d_time_domain && d_lanes[0]->gpu_demodulation() &&
+        env_override("MIMODET_INPUT_REGISTER", 0, 1, 1) == 1) {
+        // GNU Radio's default buffers map their memory twice, back to back (a read may
+        // run past the end into the second mapping): page-lock both, else the first.
+        int direct = 0;
+        for (int r = 0; r < d_n_rx; ++r) {
+            const gr::buffer_sptr buf = detail()->input(r)->buffer();
+            const size_t bytes = static_cast<size_t>(buf->bufsize()) * buf->get_sizeof_item();
+            bool ok = true;
+            for (auto& lane : d_lanes)
+                ok &= lane->register_input_memory(buf->base(), 2 * bytes) ||
+                      lane->register_input_memory(buf->base(), bytes);
+            direct += ok;
+        }
+        if (direct == d_n_rx)
+            d_logger->debug("time-domain slots uploaded from the input buffers directly");
+        else
+            d_logger->info("{} of {} input buffers could not be page-locked: their slots "
+                           "are copied before the upload",
+                           d_n_rx - direct,
+                           d_n_rx);
+    }
+    return block::start();
+}
+
+bool mimo_receiver_impl::stop()
+{
+    for (auto& lane : d_lanes)
+        lane->unregister_input_memory();
+    return block::stop();
 }
 
 int mimo_receiver_impl::items_per_slot(int ns) const

@@ -40,6 +40,10 @@ public:
     uint64_t truncated_slots() const override { return d_truncated.load(); }
     bool time_domain() const override { return d_time_domain; }
 
+    //! Time domain on the GPU: the input buffers page-locked for direct uploads.
+    bool start() override;
+    bool stop() override;
+
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
                      gr_vector_int& ninput_items,

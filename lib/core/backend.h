@@ -79,11 +79,28 @@ public:
      * dev_grids (device memory: the n_rx grids of grid_len() values one after another),
      * all enqueued on stream. Returns false, having enqueued nothing that is still
      * pending, where a value is NaN or Inf (the caller demodulates on the CPU, where
-     * only the FFT windows count). Not reentrant.
+     * only the FFT windows count); slots uploaded from registered memory
+     * (register_host_memory) are checked on the device instead (samples_finite()). Not
+     * reentrant.
      */
     virtual bool demodulate_packed(const std::complex<float>* const* slots,
                                    void* dev_grids,
                                    void* stream) = 0;
+    /*!
+     * Page-locks [p, p + bytes) (the mimo_receiver block's input buffers) so that slots
+     * lying wholly inside it are uploaded straight from there, with no copy on the host;
+     * their samples are then checked for NaN and Inf on the device (demodulate_packed
+     * still refuses them, once the stream has passed the check: samples_finite()). False
+     * where CUDA refuses (the samples are then copied, as any others). Not reentrant with
+     * demodulate_packed.
+     */
+    virtual bool register_host_memory(const void* p, size_t bytes) = 0;
+    //! Gives back every range of register_host_memory.
+    virtual void unregister_host_memory() = 0;
+    //! For the last demodulate_packed that uploaded straight from registered memory: once
+    //! its stream has passed that call's work, whether its samples were all finite (true
+    //! for calls that copied, which checked on the host).
+    virtual bool samples_finite() const = 0;
     //! As demodulate_packed, host to host (tests, benchmarks): the grids into grids[r]
     //! (grid_len() values each), on the demodulator's own stream, waited for.
     virtual bool demodulate(const std::complex<float>* const* slots,

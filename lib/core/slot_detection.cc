@@ -139,7 +139,10 @@ public:
     {
         if (!d_demod.demodulate_packed(d_samples, dev_packed, stream))
             return std::numeric_limits<float>::quiet_NaN();
-        return d_est.run(dev_packed, stream);
+        const float nv = d_est.run(dev_packed, stream);
+        // The estimator waited for its statistics, so the stream has passed the device's
+        // check of samples uploaded straight from registered memory.
+        return d_demod.samples_finite() ? nv : std::numeric_limits<float>::quiet_NaN();
     }
 
 private:

@@ -147,6 +147,17 @@ slot_receiver::receive_time_llr(int ns, const cf* const* samples, float* out)
     return receive_time(ns, samples, nullptr, out, false);
 }
 
+bool slot_receiver::register_input_memory(const void* p, size_t bytes)
+{
+    return d_gpu_ofdm && d_gpu_ofdm->register_host_memory(p, bytes);
+}
+
+void slot_receiver::unregister_input_memory()
+{
+    if (d_gpu_ofdm)
+        d_gpu_ofdm->unregister_host_memory();
+}
+
 void slot_receiver::prepare()
 {
     // Slot 1 (no synchronisation signals, the most data elements), with its pilots on

@@ -103,6 +103,15 @@ public:
                              bool count_truncated = false);
     result receive_time_llr(int ns, const cf* const* samples, float* out);
 
+    /*!
+     * GPU demodulation only (else false): page-locks [p, p + bytes), the block's input
+     * buffer, so that time-domain slots lying in it are uploaded from there without a
+     * copy on the host (gpu_ofdm_demodulation::register_host_memory). The memory must
+     * stay mapped until unregister_input_memory() or the receiver's end.
+     */
+    bool register_input_memory(const void* p, size_t bytes);
+    void unregister_input_memory();
+
     //! One dummy slot through every stage, so the GPU buffers and the estimator's filters
     //! of a typical slot are in place before real-time operation.
     void prepare();
