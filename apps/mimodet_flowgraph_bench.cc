@@ -83,6 +83,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <unistd.h>
 #include <vector>
 
@@ -1471,26 +1472,20 @@ int main(int argc, char** argv)
     }
     if (o.probe_only)
         return probe_only(o.seconds);
-    // Read once by the library, at the first wait: set before any CUDA work; the antenna
-    // threads when ofdm_sync and ofdm_demod are made.
-    if (o.antenna_threads > 0 &&
-        setenv("MIMODET_ANTENNA_THREADS", std::to_string(o.antenna_threads).c_str(), 1) != 0) {
-        std::cerr << "mimodet_flowgraph_bench: --antenna-threads: setenv failed\n";
-        return 2;
-    }
-    if (o.gpu_lanes > 0 &&
-        setenv("MIMODET_GPU_LANES", std::to_string(o.gpu_lanes).c_str(), 1) != 0) {
-        std::cerr << "mimodet_flowgraph_bench: --gpu-lanes: setenv failed\n";
-        return 2;
-    }
-    if (o.input_copy && setenv("MIMODET_INPUT_REGISTER", "0", 1) != 0) {
-        std::cerr << "mimodet_flowgraph_bench: --input-copy: setenv failed\n";
-        return 2;
-    }
-    if (setenv("MIMODET_GPU_WAIT", o.gpu_wait.c_str(), 1) != 0) {
-        std::cerr << "mimodet_flowgraph_bench: --gpu-wait: setenv failed\n";
-        return 2;
-    }
+    // Measurement switches the library reads from the environment (at the first GPU wait,
+    // or when a block is made): set before any of that. An empty value leaves one unset.
+    const std::pair<const char*, std::string> switches[] = {
+        { "MIMODET_ANTENNA_THREADS",
+          o.antenna_threads > 0 ? std::to_string(o.antenna_threads) : "" },
+        { "MIMODET_GPU_LANES", o.gpu_lanes > 0 ? std::to_string(o.gpu_lanes) : "" },
+        { "MIMODET_INPUT_REGISTER", o.input_copy ? "0" : "" },
+        { "MIMODET_GPU_WAIT", o.gpu_wait },
+    };
+    for (const auto& [name, value] : switches)
+        if (!value.empty() && setenv(name, value.c_str(), 1) != 0) {
+            std::cerr << "mimodet_flowgraph_bench: setenv " << name << " failed\n";
+            return 2;
+        }
     if (o.probe)
         g_probe = std::make_unique<machine_probe>();
     if (o.rt && gr::enable_realtime_scheduling() != gr::RT_OK) {
