@@ -8,11 +8,13 @@
 // CUDA parallel sphere detector (PSD paper, Algorithm 3 and Sections 5-6): exact ML,
 // hard bits, the CPU PSD's algorithm (lib/core/psd.cc) and parameters (psd_params.h).
 //
-// Preprocessing (one thread per channel matrix): the real-valued model (Eq. 3) and its
-// QR in double, R with a positive diagonal. sorted_qr = 0: classical Gram-Schmidt with
-// one re-orthogonalisation pass (CGS2), which gives the CPU's Householder R to working
-// precision (R with positive diagonal is unique); sorted_qr = 1: qr.cc's qr_sorted
-// (modified Gram-Schmidt picking the least residual norm) step for step.
+// Preprocessing (one lane per real column of a channel matrix, N lanes per matrix; one
+// thread per matrix for shapes without a compile-time kernel, with the same results bit
+// for bit): the real-valued model (Eq. 3) and its QR in double, R with a positive
+// diagonal. sorted_qr = 0: classical Gram-Schmidt with one re-orthogonalisation pass
+// (CGS2), which gives the CPU's Householder R to working precision (R with positive
+// diagonal is unique); sorted_qr = 1: qr.cc's qr_sorted (modified Gram-Schmidt picking
+// the least residual norm) step for step.
 //
 // Block variant (psd_detect_kernel): one block of tt threads per symbol vector at a
 // time. Blocks fetch vectors from a global counter (dynamic work distribution, paper
@@ -76,6 +78,7 @@
 // Without a deadline (budget 0) the timer is never read and the traversal is unchanged,
 // bit for bit.
 
+#include "../lib/core/backend.h"
 #include "../lib/core/psd_common.h"
 #include "../lib/core/psd_params.h"
 #include "batch_detector.h"
@@ -89,6 +92,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -660,10 +664,183 @@ __global__ void __launch_bounds__(k_psd_prep_threads)
                                     perm + m * k_psd_max_n);
 }
 
-//! The preprocessing kernel for nt x nrx (dispatch_prep_shape: register-resident for
-//! 4x4, 2x2 and 2x4, run-time-sized otherwise).
+//! Threads per block of the lane-parallel preprocessing (N lanes per matrix).
+constexpr int k_psd_prep_lane_threads = 64;
+
+//! Double shuffle within the warp (every lane takes part; src is a lane of the warp).
+__device__ __forceinline__ double psd_shfl(double x, int src)
+{
+    return __shfl_sync(0xffffffffu, x, src);
+}
+
+//! One CGS2 update of column q against the finished column u, in psd_preprocess_one's
+//! order: c = u . q (summed in row order), r += c, q -= c u.
+template <int M>
+__device__ __forceinline__ void psd_gs_update(const double (&u)[M], double (&q)[M], double& r)
+{
+    double c = 0.0;
+    MIMODET_UNROLL
+    for (int k = 0; k < M; ++k)
+        c = rn_add(c, rn_mul(u[k], q[k]));
+    r = rn_add(r, c);
+    MIMODET_UNROLL
+    for (int k = 0; k < M; ++k)
+        q[k] = rn_sub(q[k], rn_mul(c, u[k]));
+}
+
+/*!
+ * psd_preprocess_one with one lane per real column: N lanes per matrix (N = 4 or 8, so
+ * 32 / N matrices per warp). Lane c holds column c of H_r (then of Q) and column c of R.
+ * Every value is computed by the same operations in the same order as in
+ * psd_preprocess_one, so the outputs are equal bit for bit (qa_gpu_psd checks it); what
+ * changes is who computes what. Step i finishes column i (CGS2: its second pass over
+ * the finished columns; sorted: the pivot and the swap), then every later column takes
+ * its update from column i at once instead of one after another. One thread per matrix
+ * ran 37 us for a 20 MHz slot's 1200 4x4 matrices on the H100 (ncu, 2026-11-24), all
+ * of it the latency of that chain in 38 warps.
+ */
+template <int NT_C, int NRX_C>
+__global__ void __launch_bounds__(k_psd_prep_lane_threads)
+    psd_preprocess_lanes_kernel(const float2* __restrict__ H,
+                                int n_mat,
+                                bool sorted,
+                                double* __restrict__ Ro,
+                                double* __restrict__ Qto,
+                                uint8_t* __restrict__ pm)
+{
+    constexpr int nt = NT_C, nrx = NRX_C, N = 2 * nt, M = 2 * nrx;
+    static_assert(N == 4 || N == 8, "lane groups of 4 or 8 lanes");
+    const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const int c = lane % N;    // this lane's column
+    const int base = lane - c; // the group's first lane
+    const size_t m = tid / N;
+    // Lanes past the last matrix work on zeros (the shuffles need every lane) and write
+    // nothing.
+    const bool live = m < static_cast<size_t>(n_mat);
+    double q[M];
+    double Rc[N];
+    int perm = c;
+    {
+        const float2* hm = H + m * nrx * nt;
+        const int t = c % nt;
+        MIMODET_UNROLL
+        for (int r = 0; r < nrx; ++r) {
+            const float2 h = live ? hm[r * nt + t] : make_float2(0.0f, 0.0f);
+            // H_r = [Re H, -Im H; Im H, Re H], as psd_preprocess_one.
+            q[r] = c < nt ? static_cast<double>(h.x) : -static_cast<double>(h.y);
+            q[nrx + r] = c < nt ? static_cast<double>(h.y) : static_cast<double>(h.x);
+        }
+    }
+    MIMODET_UNROLL
+    for (int i = 0; i < N; ++i)
+        Rc[i] = 0.0;
+    if (sorted) {
+        // qr.cc qr_sorted: modified Gram-Schmidt, least residual norm first.
+        double norm2 = 0.0;
+        MIMODET_UNROLL
+        for (int r = 0; r < M; ++r)
+            norm2 = rn_add(norm2, rn_mul(q[r], q[r]));
+        MIMODET_UNROLL
+        for (int i = 0; i < N; ++i) {
+            // The pivot: the serial scan over columns i+1.. in every lane.
+            double nk = psd_shfl(norm2, base + i);
+            int k = i;
+            MIMODET_UNROLL
+            for (int j = i + 1; j < N; ++j) {
+                const double nj = psd_shfl(norm2, base + j);
+                if (nj < nk) {
+                    nk = nj;
+                    k = j;
+                }
+            }
+            // Columns i and k swap lanes' contents (q, R's column, norm, permutation).
+            if (__any_sync(0xffffffffu, k != i)) {
+                const int src = base + (c == i ? k : (c == k ? i : c));
+                MIMODET_UNROLL
+                for (int r = 0; r < M; ++r)
+                    q[r] = psd_shfl(q[r], src);
+                MIMODET_UNROLL
+                for (int r = 0; r < N; ++r)
+                    Rc[r] = psd_shfl(Rc[r], src);
+                norm2 = psd_shfl(norm2, src);
+                perm = __shfl_sync(0xffffffffu, perm, src);
+            }
+            const double nrm = sqrt(fmax(psd_shfl(norm2, base + i), 0.0));
+            double qi[M];
+            MIMODET_UNROLL
+            for (int r = 0; r < M; ++r) {
+                const double x = psd_shfl(q[r], base + i);
+                qi[r] = nrm > 0.0 ? x / nrm : 0.0;
+            }
+            if (c == i) {
+                Rc[i] = nrm;
+                MIMODET_UNROLL
+                for (int r = 0; r < M; ++r)
+                    q[r] = qi[r];
+            } else if (c > i) {
+                double d = 0.0;
+                MIMODET_UNROLL
+                for (int r = 0; r < M; ++r)
+                    d = rn_add(d, rn_mul(qi[r], q[r]));
+                Rc[i] = d;
+                double s = 0.0;
+                MIMODET_UNROLL
+                for (int r = 0; r < M; ++r) {
+                    q[r] = rn_sub(q[r], rn_mul(d, qi[r]));
+                    s = rn_add(s, rn_mul(q[r], q[r]));
+                }
+                norm2 = s;
+            }
+        }
+    } else {
+        // CGS2, psd_preprocess_one's order per column: pass 0 over the finished columns
+        // j < i is done at step j (below), pass 1 at step i.
+        MIMODET_UNROLL
+        for (int i = 0; i < N; ++i) {
+            MIMODET_UNROLL
+            for (int j = 0; j < i; ++j) {
+                double qj[M];
+                MIMODET_UNROLL
+                for (int r = 0; r < M; ++r)
+                    qj[r] = psd_shfl(q[r], base + j);
+                if (c == i)
+                    psd_gs_update(qj, q, Rc[j]);
+            }
+            if (c == i) {
+                double s = 0.0;
+                MIMODET_UNROLL
+                for (int r = 0; r < M; ++r)
+                    s = rn_add(s, rn_mul(q[r], q[r]));
+                const double nrm = sqrt(s);
+                Rc[i] = nrm;
+                MIMODET_UNROLL
+                for (int r = 0; r < M; ++r)
+                    q[r] = nrm > 0.0 ? q[r] / nrm : 0.0;
+            }
+            double qi[M];
+            MIMODET_UNROLL
+            for (int r = 0; r < M; ++r)
+                qi[r] = psd_shfl(q[r], base + i);
+            if (c > i)
+                psd_gs_update(qi, q, Rc[i]);
+        }
+    }
+    if (!live)
+        return;
+    MIMODET_UNROLL
+    for (int i = 0; i < N; ++i)
+        Ro[m * N * N + i * N + c] = Rc[i];
+    MIMODET_UNROLL
+    for (int r = 0; r < M; ++r)
+        Qto[m * N * M + c * M + r] = q[r];
+    pm[m * k_psd_max_n + c] = static_cast<uint8_t>(perm);
+}
+
+//! The preprocessing for nt x nrx: the lane-parallel kernel for the shapes of
+//! dispatch_prep_shape (4x4, 2x2, 2x4), one thread per matrix otherwise. one_thread: the
+//! one-thread kernel for every shape (the reference of qa_gpu_psd's bit-for-bit check).
 void launch_psd_preprocess(cudaStream_t s,
-                           unsigned blocks,
                            const float2* H,
                            int n_mat,
                            int nrx,
@@ -671,10 +848,26 @@ void launch_psd_preprocess(cudaStream_t s,
                            bool sorted,
                            double* R,
                            double* Qt,
-                           uint8_t* perm)
+                           uint8_t* perm,
+                           bool one_thread = false)
 {
+    if (n_mat <= 0)
+        return;
     dispatch_prep_shape(nt, nrx, [&](auto nt_c, auto nrx_c) {
-        psd_preprocess_kernel<decltype(nt_c)::value, decltype(nrx_c)::value>
+        constexpr int NT = decltype(nt_c)::value, NRX = decltype(nrx_c)::value;
+        if constexpr (NT != 0) {
+            if (!one_thread) {
+                const size_t lanes = static_cast<size_t>(n_mat) * 2 * NT;
+                const unsigned blocks = static_cast<unsigned>(
+                    (lanes + k_psd_prep_lane_threads - 1) / k_psd_prep_lane_threads);
+                psd_preprocess_lanes_kernel<NT, NRX>
+                    <<<blocks, k_psd_prep_lane_threads, 0, s>>>(H, n_mat, sorted, R, Qt, perm);
+                return;
+            }
+        }
+        const unsigned blocks =
+            static_cast<unsigned>((n_mat + k_psd_prep_threads - 1) / k_psd_prep_threads);
+        psd_preprocess_kernel<NT, NRX>
             <<<blocks, k_psd_prep_threads, 0, s>>>(H, n_mat, nrx, nt, sorted, R, Qt, perm);
     });
 }
@@ -1397,10 +1590,8 @@ protected:
         double* R = d_R.get() + c.m0 * N * N;
         double* Qt = d_Qt.get() + c.m0 * N * M;
         uint8_t* perm = d_perm.get() + c.m0 * k_psd_max_n;
-        const unsigned prep_blocks =
-            static_cast<unsigned>((c.n_mat + k_psd_prep_threads - 1) / k_psd_prep_threads);
         launch_psd_preprocess(
-            s, prep_blocks, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm);
+            s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm);
         MIMODET_CUDA_CHECK_LAUNCH();
         // One counter per stream: launches on a stream run in order, so resetting it
         // on the stream before each launch is safe while other streams run.
@@ -1509,6 +1700,54 @@ std::string psd_fit_device(const psd_layout& L, psd_geometry& g, int& blocks_per
 }
 
 } // namespace
+
+size_t psd_cuda_preprocess_differences(
+    const std::complex<float>* H, int n_mat, int n_rx, int n_tx, bool sorted)
+{
+    if (n_mat < 1 || n_rx < 1 || n_tx < 1 || n_tx > k_max_ant || n_rx > k_max_ant)
+        throw std::invalid_argument("mimodet: psd_cuda_preprocess_differences: bad shape");
+    if (cuda_device_count() == 0)
+        throw std::runtime_error("mimodet: psd_cuda_preprocess_differences: no CUDA device");
+    const size_t N = 2 * static_cast<size_t>(n_tx), M = 2 * static_cast<size_t>(n_rx);
+    const size_t n_h = static_cast<size_t>(n_mat) * n_rx * n_tx;
+    const size_t n_r = n_mat * N * N, n_q = n_mat * N * M, n_p = n_mat * k_psd_max_n;
+    device_buffer<float2> d_h;
+    device_buffer<double> d_r[2], d_q[2];
+    device_buffer<uint8_t> d_p[2];
+    d_h.reserve(n_h);
+    MIMODET_CUDA_CHECK(cudaMemcpy(d_h.get(), H, n_h * sizeof(float2), cudaMemcpyHostToDevice));
+    std::vector<double> r[2], q[2];
+    std::vector<uint8_t> p[2];
+    for (int k = 0; k < 2; ++k) {
+        d_r[k].reserve(n_r);
+        d_q[k].reserve(n_q);
+        d_p[k].reserve(n_p);
+        // Unwritten entries (the permutation's tail) compare equal.
+        MIMODET_CUDA_CHECK(cudaMemset(d_p[k].get(), 0, n_p));
+        launch_psd_preprocess(nullptr, d_h.get(), n_mat, n_rx, n_tx, sorted, d_r[k].get(),
+                              d_q[k].get(), d_p[k].get(), /*one_thread=*/k == 1);
+        MIMODET_CUDA_CHECK_LAUNCH();
+        r[k].resize(n_r);
+        q[k].resize(n_q);
+        p[k].resize(n_p);
+        MIMODET_CUDA_CHECK(
+            cudaMemcpy(r[k].data(), d_r[k].get(), n_r * sizeof(double), cudaMemcpyDeviceToHost));
+        MIMODET_CUDA_CHECK(
+            cudaMemcpy(q[k].data(), d_q[k].get(), n_q * sizeof(double), cudaMemcpyDeviceToHost));
+        MIMODET_CUDA_CHECK(cudaMemcpy(p[k].data(), d_p[k].get(), n_p, cudaMemcpyDeviceToHost));
+    }
+    // Bit patterns, so that NaN == NaN and -0 != +0.
+    const auto differ = [](const std::vector<double>& a, const std::vector<double>& b) {
+        size_t n = 0;
+        for (size_t i = 0; i < a.size(); ++i)
+            n += std::memcmp(&a[i], &b[i], sizeof(double)) != 0;
+        return n;
+    };
+    size_t n = differ(r[0], r[1]) + differ(q[0], q[1]);
+    for (size_t i = 0; i < n_p; ++i)
+        n += p[0][i] != p[1][i];
+    return n;
+}
 
 detector::sptr make_psd_cuda_detector(const detector_config& cfg)
 {

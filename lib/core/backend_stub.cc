@@ -10,6 +10,7 @@
 #include "backend.h"
 #include <cstdlib>
 #include <new>
+#include <stdexcept>
 
 namespace gr {
 namespace mimodet {
@@ -34,6 +35,10 @@ std::unique_ptr<gpu_channel_estimation> make_cuda_channel_estimation(const chann
 std::unique_ptr<gpu_ofdm_demodulation> make_cuda_ofdm_demodulation(const ofdm_demodulation&, int)
 {
     return nullptr;
+}
+size_t psd_cuda_preprocess_differences(const std::complex<float>*, int, int, int, bool)
+{
+    throw std::runtime_error("mimodet: built without the CUDA backend");
 }
 } // namespace core
 
