@@ -28,6 +28,7 @@
 #include "../lib/core/channel_estimation.h"
 #include "cuda_check.h"
 #include "cuda_memory.h"
+#include "float_math.cuh"
 #include "stream_wait.h"
 #include <cub/block/block_reduce.cuh>
 #include <cuda_runtime.h>
@@ -89,16 +90,6 @@ __device__ inline void block_sum_store(const dsums<N>& s, double* out)
             out[q] = total.v[q];
 }
 
-__device__ inline float2 cmul(float2 a, float2 b)
-{
-    return make_float2(__fsub_rn(__fmul_rn(a.x, b.x), __fmul_rn(a.y, b.y)),
-                       __fadd_rn(__fmul_rn(a.x, b.y), __fmul_rn(a.y, b.x)));
-}
-// std::norm of a complex<float>: computed in float.
-__device__ inline float cnorm(float2 a)
-{
-    return __fadd_rn(__fmul_rn(a.x, a.x), __fmul_rn(a.y, a.y));
-}
 // std::polar(1.0f, float(theta * pos)).
 __device__ inline float2 phasor(double theta, double pos)
 {
@@ -130,7 +121,7 @@ __global__ void __launch_bounds__(kThreads) ls_kernel(const port_table* __restri
         float2 acc = make_float2(0.0f, 0.0f);
         const int e1 = first[p.first_off + i + 1];
         for (int e = first[p.first_off + i]; e < e1; ++e) {
-            const float2 m = cmul(yr[row_re[p.eoff + e]], inv[p.eoff + e]);
+            const float2 m = cmul_rn(yr[row_re[p.eoff + e]], inv[p.eoff + e]);
             acc = make_float2(__fadd_rn(acc.x, m.x), __fadd_rn(acc.y, m.y));
         }
         const float n = nrm[p.off + i];
@@ -141,7 +132,7 @@ __global__ void __launch_bounds__(kThreads) ls_kernel(const port_table* __restri
     __syncthreads();
     dsums<kPairSums> s = {};
     for (int i = threadIdx.x; i < p.P; i += blockDim.x) {
-        s.v[2] = __dadd_rn(s.v[2], static_cast<double>(cnorm(v[i])));
+        s.v[2] = __dadd_rn(s.v[2], static_cast<double>(cnorm_rn(v[i])));
         // Difference energies (channel_estimation::difference_energy): e = sum_j c_j h_(i+j)
         // in complex double, in the order j = 0..d, then |e|^2 / gain.
         if (i + 2 < p.P) {
@@ -215,9 +206,9 @@ __global__ void __launch_bounds__(kThreads) port_kernel(const port_table* __rest
         float* out = lst + (static_cast<size_t>(t) * Pm + i) * stride;
         for (int r = 0; r < n_rx; ++r) {
             float2* vp = ls + static_cast<size_t>(t * n_rx + r) * Pm + i;
-            const float2 v = cmul(*vp, crot);
+            const float2 v = cmul_rn(*vp, crot);
             *vp = v;
-            s.v[0] = __dadd_rn(s.v[0], static_cast<double>(cnorm(v)));
+            s.v[0] = __dadd_rn(s.v[0], static_cast<double>(cnorm_rn(v)));
             out[2 * r] = v.x;
             out[2 * r + 1] = v.y;
         }
@@ -275,7 +266,7 @@ __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
         ar = __fadd_rn(ar, __fmul_rn(wj, g[j * stride]));
         ai = __fadd_rn(ai, __fmul_rn(wj, g[j * stride + 1]));
     }
-    const float2 h = cmul(make_float2(ar, ai), phasor(*theta_in, pos_sc[k]));
+    const float2 h = cmul_rn(make_float2(ar, ai), phasor(*theta_in, pos_sc[k]));
     H[idx] = h;
     if (nonfinite && !(isfinite(h.x) && isfinite(h.y)))
         *nonfinite = 1; // the fused receiver flags the slot (the detector would have)

@@ -24,6 +24,7 @@
 #include "../lib/core/ofdm_demodulation.h"
 #include "cuda_check.h"
 #include "cuda_memory.h"
+#include "float_math.cuh"
 #include <cstring>
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -94,10 +95,7 @@ __global__ void extract_kernel(const float2* __restrict__ sym,
     for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total;
          idx += gridDim.x * blockDim.x) {
         const int rl = idx / n_sc, k = idx - rl * n_sc;
-        const float2 x = sym[static_cast<size_t>(rl) * N + bin[k]];
-        const float2 w = weight[k];
-        grids[idx] = make_float2(__fsub_rn(__fmul_rn(x.x, w.x), __fmul_rn(x.y, w.y)),
-                                 __fadd_rn(__fmul_rn(x.x, w.y), __fmul_rn(x.y, w.x)));
+        grids[idx] = cmul_rn(sym[static_cast<size_t>(rl) * N + bin[k]], weight[k]);
     }
 }
 

@@ -173,6 +173,14 @@ bool slot_detection::check_estimated_call(int ns,
     return true;
 }
 
+void slot_detection::zero_output(size_t n_out, uint8_t* bits, float* llr)
+{
+    if (bits)
+        std::fill(bits, bits + n_out, uint8_t(0));
+    else
+        std::fill(llr, llr + n_out, 0.0f);
+}
+
 slot_detection::estimated_slot slot_detection::detect_estimated(int ns,
                                                                 const cf* const* grids,
                                                                 gpu_channel_estimation& est,
@@ -194,11 +202,7 @@ slot_detection::estimated_slot slot_detection::detect_estimated(int ns,
         res.why = check_grids(ns, grids);
         if (!res.why.empty()) {
             res.estimated = true;
-            const size_t n_out = data_vectors(ns) * d_per_elem;
-            if (bits)
-                std::fill(bits, bits + n_out, uint8_t(0));
-            else
-                std::fill(llr, llr + n_out, 0.0f);
+            zero_output(data_vectors(ns) * d_per_elem, bits, llr);
             return res;
         }
     }
@@ -236,12 +240,7 @@ slot_detection::estimated_slot slot_detection::run_estimated(int ns,
     estimated_slot res;
     const size_t n = data_vectors(ns);
     const size_t n_out = n * d_per_elem;
-    auto zeros = [&] {
-        if (bits)
-            std::fill(bits, bits + n_out, uint8_t(0));
-        else
-            std::fill(llr, llr + n_out, 0.0f);
-    };
+    auto zeros = [&] { zero_output(n_out, bits, llr); };
     if (count_truncated)
         d_stats.resize(n);
     res.noise_var = d_det->run_staged(d_layout_id[ns], packed, stage, bits, llr,

@@ -181,6 +181,8 @@ public:
                                          bool count_truncated = false);
 
 private:
+    //! A refused slot's output: n_out zero bits (bits) or LLRs (llr, where bits is null).
+    static void zero_output(size_t n_out, uint8_t* bits, float* llr);
     //! detect_estimated's checks of the call (std::logic_error, std::invalid_argument);
     //! false, with res saying why, for a slot index outside 0..19.
     bool check_estimated_call(int ns,
