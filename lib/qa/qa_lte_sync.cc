@@ -1167,40 +1167,96 @@ sync_run run_sync_samples(slot_sync& sync, const std::vector<std::vector<cf>>& r
     }
     return r;
 }
+
+//! make_signal at 20 MHz (2 ports, 4 antennas, cell 11, 32 slots, CFO 0.3, 25 dB) as a
+//! receiver whose sample clock is off by ppm sees it (0: as it is).
+std::vector<std::vector<cf>> clocked_signal(double ppm)
+{
+    auto sig = make_signal(20.0, 2, 4, 11, 32, 0, 2500, 0.3, 25.0, 17);
+    if (ppm != 0.0) { // receiver sample m at transmitter time m / (1 + ppm 1e-6)
+        const double rate = 1.0 / (1.0 + ppm * 1e-6);
+        const int pad = 64;
+        const auto m_len = static_cast<int64_t>(
+            std::floor((static_cast<double>(sig.rx[0].size()) - 2 * pad) / rate));
+        frac_interp interp;
+        for (auto& v : sig.rx) {
+            std::vector<cf> r(m_len);
+            interp.resample(v.data() + pad, 0.0, rate, r.data(), static_cast<int>(m_len));
+            v = std::move(r);
+        }
+    }
+    return sig.rx;
+}
 } // namespace
 
-TEST(lte_sync, slot_sync_threads_give_bit_identical_output)
+TEST(lte_sync, slot_sync_removes_the_cfo_within_every_slot)
 {
-    // The threaded path (input copies, resampling and CP sums per antenna, derotation in
-    // phasor blocks) must give exactly the single-threaded slots: 20 MHz, 4 antennas,
-    // CFO 0.3, without and with a sample-rate offset (resampling on from slot 10).
-    const double bw = 20.0;
+    // Each slot is corrected with the smoothed CFO estimate that includes its own CPs. At
+    // 40 dB, against the same signal without CFO, a slot's phase must turn by less than
+    // 0.02 rad from its first to its last symbol (a CFO of 0.3 subcarrier spacings turns
+    // it by 14 rad), and the slot must keep its samples (|rho| > 0.99).
+    const double bw = 5.0;
     const auto num = lte_numerology::from_bandwidth(bw);
-    for (double ppm : { 0.0, 50.0 }) {
-        auto sig = make_signal(bw, 2, 4, 11, 32, 0, 2500, 0.3, 25.0, 17);
-        if (ppm != 0.0) { // receiver sample m at transmitter time m / (1 + ppm 1e-6)
-            const double rate = 1.0 / (1.0 + ppm * 1e-6);
-            const int pad = 64;
-            const auto m_len = static_cast<int64_t>(
-                std::floor((static_cast<double>(sig.rx[0].size()) - 2 * pad) / rate));
-            frac_interp interp;
-            for (auto& v : sig.rx) {
-                std::vector<cf> r(m_len);
-                interp.resample(v.data() + pad, 0.0, rate, r.data(), static_cast<int>(m_len));
-                v = std::move(r);
+    const int slot = num.slot_samples();
+    const int sym = num.fft_size + num.cp_other;
+    for (double cfo : { 0.3, -0.45 }) {
+        const auto sig = make_signal(bw, 1, 2, 7, 30, 0, 3000, cfo, 40.0, 23);
+        const auto ref = make_signal(bw, 1, 2, 7, 30, 0, 3000, 0.0, 40.0, 23);
+        slot_sync sync(num, 2, 7);
+        const auto r = run_sync_samples(sync, sig.rx, 3);
+        ASSERT_GE(r.infos.size(), 20u) << cfo;
+        double worst = 0.0;
+        for (size_t k = 0; k < r.infos.size(); ++k) {
+            const int64_t s0 = r.infos[k].input_start;
+            for (int a = 0; a < 2; ++a) {
+                const cf* out = r.samples.data() + (k * 2 + a) * static_cast<size_t>(slot);
+                auto corr = [&](int i0, int n) {
+                    std::complex<double> c = 0.0;
+                    double e = 0.0, f = 0.0;
+                    for (int i = i0; i < i0 + n; ++i) {
+                        const cf x = ref.rx[a][s0 + i];
+                        c += std::complex<double>(out[i] * std::conj(x));
+                        e += std::norm(x);
+                        f += std::norm(out[i]);
+                    }
+                    EXPECT_GT(std::abs(c) / std::sqrt(e * f), 0.99) << cfo << " slot " << k;
+                    return c;
+                };
+                const auto first = corr(0, sym), last = corr(slot - sym, sym);
+                worst = std::max(worst, std::abs(std::arg(last * std::conj(first))));
             }
         }
+        std::printf("CFO %.2f: largest phase turn within a slot after the correction "
+                    "%.4f rad\n", cfo, worst);
+        EXPECT_LT(worst, 0.02) << cfo;
+    }
+}
+
+TEST(lte_sync, slot_sync_threads_and_push_sizes_give_bit_identical_output)
+{
+    // The threaded path (input copies, resampling and CP sums per antenna, derotation in
+    // phasor blocks) must give exactly the single-threaded slots, and so must other
+    // chunkings of the input (the phasors of a slot's CFO correction are anchored at its
+    // start, not at a push): 20 MHz, 4 antennas, CFO 0.3, without and with a sample-rate
+    // offset (resampling on from slot 10).
+    const auto num = lte_numerology::from_bandwidth(20.0);
+    for (double ppm : { 0.0, 50.0 }) {
+        const auto rx = clocked_signal(ppm);
         slot_sync ref_sync(num, 4, 11);
-        const auto ref = run_sync_samples(ref_sync, sig.rx, 5);
+        const auto ref = run_sync_samples(ref_sync, rx, 5);
         ASSERT_GE(ref.infos.size(), 25u) << ppm << " ppm";
         const bool resampled = std::any_of(ref.infos.begin(), ref.infos.end(),
                                            [](const slot_info& i) { return i.resampled; });
         EXPECT_EQ(resampled, ppm != 0.0) << ppm << " ppm";
-        for (int threads : { 2, 3, 4 }) {
+        // (threads, chunking seed): the reference is (1, 5).
+        const std::pair<int, unsigned> runs[] = { { 2, 5 }, { 3, 5 }, { 4, 5 },
+                                                  { 1, 6 }, { 1, 7 }, { 4, 8 } };
+        for (const auto& [threads, seed] : runs) {
             const std::string msg = std::to_string(ppm) + " ppm, " +
-                                    std::to_string(threads) + " threads";
+                                    std::to_string(threads) + " threads, chunk seed " +
+                                    std::to_string(seed);
             slot_sync sync(num, 4, 11, slot_sync_params(), threads);
-            const auto r = run_sync_samples(sync, sig.rx, 5);
+            const auto r = run_sync_samples(sync, rx, seed);
             ASSERT_EQ(r.infos.size(), ref.infos.size()) << msg;
             ASSERT_EQ(r.samples.size(), ref.samples.size()) << msg;
             EXPECT_EQ(0, std::memcmp(r.samples.data(), ref.samples.data(),
