@@ -1168,25 +1168,6 @@ sync_run run_sync_samples(slot_sync& sync, const std::vector<std::vector<cf>>& r
     return r;
 }
 
-//! make_signal at 20 MHz (2 ports, 4 antennas, cell 11, 32 slots, CFO 0.3, 25 dB) as a
-//! receiver whose sample clock is off by ppm sees it (0: as it is).
-std::vector<std::vector<cf>> clocked_signal(double ppm)
-{
-    auto sig = make_signal(20.0, 2, 4, 11, 32, 0, 2500, 0.3, 25.0, 17);
-    if (ppm != 0.0) { // receiver sample m at transmitter time m / (1 + ppm 1e-6)
-        const double rate = 1.0 / (1.0 + ppm * 1e-6);
-        const int pad = 64;
-        const auto m_len = static_cast<int64_t>(
-            std::floor((static_cast<double>(sig.rx[0].size()) - 2 * pad) / rate));
-        frac_interp interp;
-        for (auto& v : sig.rx) {
-            std::vector<cf> r(m_len);
-            interp.resample(v.data() + pad, 0.0, rate, r.data(), static_cast<int>(m_len));
-            v = std::move(r);
-        }
-    }
-    return sig.rx;
-}
 } // namespace
 
 TEST(lte_sync, slot_sync_removes_the_cfo_within_every_slot)
@@ -1239,11 +1220,24 @@ TEST(lte_sync, slot_sync_threads_and_push_sizes_give_bit_identical_output)
     // chunkings of the input (the phasors of a slot's CFO correction are anchored at its
     // start, not at a push): 20 MHz, 4 antennas, CFO 0.3, without and with a sample-rate
     // offset (resampling on from slot 10).
-    const auto num = lte_numerology::from_bandwidth(20.0);
+    const double bw = 20.0;
+    const auto num = lte_numerology::from_bandwidth(bw);
     for (double ppm : { 0.0, 50.0 }) {
-        const auto rx = clocked_signal(ppm);
+        auto sig = make_signal(bw, 2, 4, 11, 32, 0, 2500, 0.3, 25.0, 17);
+        if (ppm != 0.0) { // receiver sample m at transmitter time m / (1 + ppm 1e-6)
+            const double rate = 1.0 / (1.0 + ppm * 1e-6);
+            const int pad = 64;
+            const auto m_len = static_cast<int64_t>(
+                std::floor((static_cast<double>(sig.rx[0].size()) - 2 * pad) / rate));
+            frac_interp interp;
+            for (auto& v : sig.rx) {
+                std::vector<cf> r(m_len);
+                interp.resample(v.data() + pad, 0.0, rate, r.data(), static_cast<int>(m_len));
+                v = std::move(r);
+            }
+        }
         slot_sync ref_sync(num, 4, 11);
-        const auto ref = run_sync_samples(ref_sync, rx, 5);
+        const auto ref = run_sync_samples(ref_sync, sig.rx, 5);
         ASSERT_GE(ref.infos.size(), 25u) << ppm << " ppm";
         const bool resampled = std::any_of(ref.infos.begin(), ref.infos.end(),
                                            [](const slot_info& i) { return i.resampled; });
@@ -1256,7 +1250,7 @@ TEST(lte_sync, slot_sync_threads_and_push_sizes_give_bit_identical_output)
                                     std::to_string(threads) + " threads, chunk seed " +
                                     std::to_string(seed);
             slot_sync sync(num, 4, 11, slot_sync_params(), threads);
-            const auto r = run_sync_samples(sync, rx, seed);
+            const auto r = run_sync_samples(sync, sig.rx, seed);
             ASSERT_EQ(r.infos.size(), ref.infos.size()) << msg;
             ASSERT_EQ(r.samples.size(), ref.samples.size()) << msg;
             EXPECT_EQ(0, std::memcmp(r.samples.data(), ref.samples.data(),
