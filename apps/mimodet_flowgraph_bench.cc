@@ -251,7 +251,9 @@ void usage()
            "  --csv FILE         write one CSV row per run to FILE (busy_det: the\n"
            "                     detector block, or mimo_receiver with --receiver fused)\n"
            "  --trace PREFIX     per run, PREFIX_<det>_<dom>_<rate>_slots.csv (each\n"
-           "                     measured slot's entry and exit time) and _blocks.csv\n"
+           "                     measured slot's entry and exit time, its place in the\n"
+           "                     receiver's output since the start, and when the source\n"
+           "                     handed it over) and _blocks.csv\n"
            "                     (every 0.2 ms: each block's items out and work() time\n"
            "                     so far), to find which block a latency spike waits on\n"
            "  --probe            with --trace: a probe thread times a fixed arithmetic\n"
@@ -466,10 +468,13 @@ bool is_soft_algorithm(const std::string& a)
 struct shared_state {
     static constexpr size_t cap = 1 << 16;   // slots in flight can never come near this
     std::vector<std::atomic<int64_t>> stamp; //!< entry time (ns, steady) of slot k % cap
-    std::atomic<uint64_t> emitted{ 0 };      //!< slots handed to the receiver
-    std::atomic<bool> stop{ false };         //!< the source ends the stream
+    //! When the source's work() call that completed slot k % cap returned it (paced: at
+    //! or after its entry time; later when the source's thread ran late).
+    std::vector<std::atomic<int64_t>> handed;
+    std::atomic<uint64_t> emitted{ 0 }; //!< slots handed to the receiver
+    std::atomic<bool> stop{ false };    //!< the source ends the stream
 
-    shared_state() : stamp(cap) {}
+    shared_state() : stamp(cap), handed(cap) {}
     static int64_t now_ns()
     {
         return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -548,6 +553,7 @@ public:
         const size_t chunk_len = static_cast<size_t>(d_per_chunk) * d_vlen;
         const size_t slot_len = static_cast<size_t>(d_per_slot) * d_vlen;
         const int64_t now = shared_state::now_ns();
+        d_completed.clear();
         for (int j = 0; j < n; ++j) {
             const uint64_t q = c0 + j;
             const uint64_t k = q / d_chunks; // slot
@@ -570,11 +576,16 @@ public:
                 const int64_t t = d_period_ns > 0 ? d_t0 + static_cast<int64_t>(q * chunk_ns)
                                                   : now;
                 d_st.stamp[k % shared_state::cap].store(t);
-                d_st.emitted.store(k + 1);
+                d_completed.push_back(k);
             }
         }
         if (hand_over_at > 0 && !wait_until(hand_over_at))
             return WORK_DONE;
+        const int64_t handed = shared_state::now_ns();
+        for (const uint64_t k : d_completed) {
+            d_st.handed[k % shared_state::cap].store(handed);
+            d_st.emitted.store(k + 1);
+        }
         d_chunk = c0 + n;
         return n * d_per_chunk;
     }
@@ -609,6 +620,7 @@ private:
     int64_t d_spin_ns;
     int64_t d_t0 = -1;
     uint64_t d_chunk = 0;
+    std::vector<uint64_t> d_completed; //!< slots whose last chunk this call hands over
     shared_state& d_st;
     pmt::pmt_t d_key, d_src;
 };
@@ -656,8 +668,15 @@ public:
         }
         d_recording = on;
     }
-    //! (entry, exit) steady-clock ns of each recorded slot.
-    std::vector<std::pair<int64_t, int64_t>> entry_exit() const
+    //! A recorded slot: entry and exit (steady-clock ns), and its place among all the
+    //! slots this block has received since it started (0 = the receiver's first output
+    //! slot), which maps it to the receiver call that put it out (call timelines).
+    struct slot_times {
+        int64_t entry_ns, exit_ns;
+        uint64_t ordinal;
+        int64_t handed_ns; //!< when the source handed the slot's last chunk over
+    };
+    std::vector<slot_times> entry_exit() const
     {
         std::lock_guard<std::mutex> g(d_mutex);
         return d_entry_exit;
@@ -803,7 +822,11 @@ private:
                 d_count.misaligned++;
             else if (d_recording) {
                 d_lat_ms.push_back((exit_ns - entry) * 1e-6);
-                d_entry_exit.emplace_back(entry, exit_ns);
+                d_entry_exit.push_back(
+                    { entry,
+                      exit_ns,
+                      d_done.load(),
+                      d_st.handed[static_cast<uint64_t>(d_k) % shared_state::cap].load() });
             }
         }
         d_done.fetch_add(1);
@@ -831,7 +854,7 @@ private:
     snapshot d_count;
     bool d_recording = false;
     std::vector<double> d_lat_ms;
-    std::vector<std::pair<int64_t, int64_t>> d_entry_exit;
+    std::vector<slot_times> d_entry_exit;
     std::atomic<uint64_t> d_done{ 0 };
 };
 
@@ -1377,9 +1400,10 @@ run_result run_one(const options& o,
                       mod.c_str(),
                       rate);
         std::ofstream fs(o.trace + tag + "_slots.csv");
-        fs << "entry_ns,exit_ns\n";
+        fs << "entry_ns,exit_ns,ordinal,handed_ns\n";
         for (const auto& ee : meter->entry_exit())
-            fs << ee.first << ',' << ee.second << '\n';
+            fs << ee.entry_ns << ',' << ee.exit_ns << ',' << ee.ordinal << ','
+               << ee.handed_ns << '\n';
         std::ofstream fb(o.trace + tag + "_blocks.csv");
         fb << "t_ns";
         for (const auto& b : res.busy)
