@@ -78,10 +78,18 @@ int estimator_threads(const std::string& block, int threads, int n_tx, int n_rx)
 /*!
  * Detector lanes of a CUDA block: 2, or 1 with a PSD deadline (the budgeted search fills
  * the GPU until its deadline, so a second lane's search only waits for it: on the H100
- * one lane gave the same slots/s and a lower p99, docs/PERFORMANCE.md).
+ * psd's p99 was higher with two lanes, docs/PERFORMANCE.md, run H).
  * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
  */
 int gpu_lanes(bool deadline);
+
+/*!
+ * Output buffer (items) for a block that puts out up to `slots_per_call` slots of
+ * `items_per_slot` items in one call. GNU Radio hands a block at most half of its output
+ * buffer per call, so the buffer holds twice a call's slots, plus one slot that the next
+ * block may still be reading.
+ */
+long output_buffer_items(size_t items_per_slot, size_t slots_per_call);
 
 } // namespace mimodet
 } // namespace gr

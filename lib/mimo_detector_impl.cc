@@ -121,7 +121,7 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
     // the default rate 1 the runtime would size them for d_max_per_slot input items).
     set_output_multiple(static_cast<int>(d_max_per_slot));
     // Room for a full call's slots, so a backlog is worked off in large batches.
-    set_min_output_buffer(0, static_cast<long>(d_max_per_slot) * d_max_slots_per_call);
+    set_min_output_buffer(0, output_buffer_items(d_max_per_slot, d_max_slots_per_call));
     set_relative_rate(static_cast<uint64_t>(d_max_per_slot), 1);
     set_tag_propagation_policy(TPP_DONT);
     // The GPU pipeline's buffers at their full size now rather than in the middle of a

@@ -123,7 +123,7 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                 grid, cfg.n_rx, detector::make(cfg), est_threads, true, backoff));
     d_max_per_slot = d_lanes[0]->detection().max_values_per_slot();
     set_output_multiple(static_cast<int>(d_max_per_slot));
-    set_min_output_buffer(0, static_cast<long>(d_max_per_slot * d_lanes.size()));
+    set_min_output_buffer(0, output_buffer_items(d_max_per_slot, d_lanes.size()));
     set_relative_rate(static_cast<uint64_t>(d_max_per_slot),
                       time_domain ? static_cast<uint64_t>(d_slot_samples) : 1);
     set_tag_propagation_policy(TPP_DONT);

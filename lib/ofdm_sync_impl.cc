@@ -30,6 +30,8 @@ int checked_cell(int cell_id)
                                     std::to_string(cell_id));
     return cell_id;
 }
+//! Slots of room in each output buffer: about 1 MB per antenna at 20 MHz.
+constexpr int k_slots_buffered = 8;
 } // namespace
 
 ofdm_sync::sptr ofdm_sync::make(double bandwidth_mhz, int n_rx, int cell_id)
@@ -59,6 +61,12 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
     // Whole slots only; samples are dropped or repeated around timing steps, so input
     // tags cannot be mapped and are not propagated.
     set_output_multiple(d_slot);
+    // GNU Radio hands a block at most half of its output buffer per call, and by default
+    // sizes it for two outputs multiples: the synchroniser could not write a slot while
+    // the receiver still held the one before, so the two ran one after the other. Room
+    // for k_slots_buffered slots lets it run ahead (and keep working through a stall of
+    // the receiver), and lets the receiver take several queued slots in one call.
+    set_min_output_buffer(static_cast<long>(k_slots_buffered) * d_slot);
     set_tag_propagation_policy(TPP_DONT);
     d_timeline = core::call_timeline::make("sync", { "t0_ns", "work_ns", "slots" });
     d_sync.set_logger([this](int level, const std::string& m) {

@@ -46,12 +46,15 @@ inline int antenna_threads(int fft_size, int n_rx)
 }
 
 /*!
- * Persistent workers: run(n, fn) calls fn(t) for t in [0, n), t = 0 on the caller and
- * t >= 1 on worker t, and returns when all are done (rethrowing the first exception).
- * A share index always lands on the same thread, so per-share state (a detector kernel,
- * a GPU pipeline) stays with one thread. Starting and joining std::threads per call cost
- * about as much as the work shared in the CPU detectors' calls. Not reentrant: one run
- * at a time. Workers sleep on a condition variable between runs.
+ * Persistent workers: run(n, fn) calls fn(t) once for every t in [0, n) and returns when
+ * all are done (rethrowing the first exception, in share order). The caller runs share 0
+ * and then, like the workers, takes whichever shares are left, so a worker that is slow
+ * to wake (its CPU busy, or not running at all on a virtual machine) holds up only a
+ * share it has started, not one set aside for it. Per-share state (a detector kernel, a
+ * GPU pipeline) is indexed by t: one thread at a time works on a share, though not
+ * always the same thread. Starting and joining std::threads per call cost about as much
+ * as the work shared in the CPU detectors' calls. Not reentrant: one run at a time.
+ * Workers sleep on a condition variable between runs.
  */
 class worker_pool
 {
@@ -84,81 +87,92 @@ public:
                 std::lock_guard<std::mutex> lk(d_mutex);
                 gen = d_gen;
             }
-            const size_t t = d_threads.size() + 1;
-            d_threads.emplace_back([this, t, gen] { loop(t, gen); });
+            d_threads.emplace_back([this, gen] { loop(gen); });
         }
         {
             std::lock_guard<std::mutex> lk(d_mutex);
             d_fn = &fn;
-            d_active = n;
-            d_pending = n - 1;
+            d_n = n;
+            d_next = 1; // share 0 is the caller's
+            d_unfinished = n;
             d_errors.assign(n, nullptr);
             ++d_gen;
         }
         d_wake.notify_all();
-
-        std::exception_ptr mine;
-        try {
-            fn(0);
-        } catch (...) {
-            mine = std::current_exception();
-        }
+        finish(0, fn);
+        const std::function<void(size_t)>* f;
+        size_t t;
+        while (claim(f, t))
+            finish(t, *f);
         // Always wait: the workers reference fn and the caller's buffers.
         std::vector<std::exception_ptr> errors;
         {
             std::unique_lock<std::mutex> lk(d_mutex);
-            d_done.wait(lk, [this] { return d_pending == 0; });
+            d_done.wait(lk, [this] { return d_unfinished == 0; });
             d_fn = nullptr;
             errors.swap(d_errors);
         }
-        if (mine)
-            std::rethrow_exception(mine);
         for (auto& e : errors)
             if (e)
                 std::rethrow_exception(e);
     }
 
 private:
-    void loop(size_t t, uint64_t seen)
+    //! The next share of the current run, if one is left (with the run's function).
+    bool claim(const std::function<void(size_t)>*& fn, size_t& t)
+    {
+        std::lock_guard<std::mutex> lk(d_mutex);
+        if (!d_fn || d_next >= d_n)
+            return false;
+        fn = d_fn;
+        t = d_next++;
+        return true;
+    }
+
+    //! Runs share t and counts it done (the last one wakes the caller).
+    void finish(size_t t, const std::function<void(size_t)>& fn)
+    {
+        std::exception_ptr err;
+        try {
+            fn(t);
+        } catch (...) {
+            err = std::current_exception();
+        }
+        std::lock_guard<std::mutex> lk(d_mutex);
+        d_errors[t] = err;
+        if (--d_unfinished == 0)
+            d_done.notify_one();
+    }
+
+    void loop(uint64_t seen)
     {
         for (;;) {
-            const std::function<void(size_t)>* fn;
             {
                 std::unique_lock<std::mutex> lk(d_mutex);
                 d_wake.wait(lk, [&] { return d_stop || d_gen != seen; });
                 if (d_stop)
                     return;
                 seen = d_gen;
-                // A call that needs fewer threads leaves the higher workers idle; they
-                // are not counted in d_pending, so skipping a generation is harmless.
-                if (t >= d_active)
-                    continue;
-                fn = d_fn;
             }
-            std::exception_ptr err;
-            try {
-                (*fn)(t);
-            } catch (...) {
-                err = std::current_exception();
-            }
-            {
-                std::lock_guard<std::mutex> lk(d_mutex);
-                d_errors[t] = err;
-                if (--d_pending == 0)
-                    d_done.notify_one();
-            }
+            // A worker that wakes late finds the shares taken (or those of a later run,
+            // which it may take as well: claim() hands out the current run's).
+            const std::function<void(size_t)>* fn;
+            size_t t;
+            while (claim(fn, t))
+                finish(t, *fn);
         }
     }
 
     std::mutex d_mutex;
-    std::condition_variable d_wake; // workers: a new generation or stop
-    std::condition_variable d_done; // caller: d_pending reached 0
-    std::vector<std::thread> d_threads; // worker t is d_threads[t - 1]
-    const std::function<void(size_t)>* d_fn = nullptr;
-    std::vector<std::exception_ptr> d_errors;
+    std::condition_variable d_wake; // workers: a new run or stop
+    std::condition_variable d_done; // caller: every share finished
+    std::vector<std::thread> d_threads;
+    const std::function<void(size_t)>* d_fn = nullptr; // the current run's; null between runs
+    std::vector<std::exception_ptr> d_errors;          // per share
     uint64_t d_gen = 0;
-    size_t d_active = 0;
-    size_t d_pending = 0;
+    size_t d_n = 0;          // shares of the current run
+    size_t d_next = 0;       // the next share to hand out
+    size_t d_unfinished = 0; // shares not yet finished
     bool d_stop = false;
 };
 

@@ -5,12 +5,17 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// Core pieces: constellations, QR variants, exhaustive ML, linear detectors, validation.
+// Core pieces: constellations, QR variants, exhaustive ML, linear detectors, validation,
+// the worker pool.
 
 #include "qa_common.h"
 #include "qr.h"
+#include "worker_pool.h"
 #include <gtest/gtest.h>
+#include <atomic>
 #include <limits>
+#include <stdexcept>
+#include <thread>
 
 using namespace gr::mimodet;
 using core::MatC;
@@ -262,4 +267,70 @@ TEST(detector, singular_channel_gives_valid_bits)
             for (float l : qa::run_llr(*det, b))
                 EXPECT_TRUE(std::isfinite(l)) << a;
     }
+}
+
+TEST(worker_pool, every_share_once_and_alone)
+{
+    // Runs of 2..8 shares, back to back: each share runs exactly once per run, never two
+    // threads in one share at once, and the caller gets share 0.
+    core::worker_pool pool;
+    for (int rep = 0; rep < 300; ++rep) {
+        const size_t n = 2 + rep % 7;
+        std::vector<std::atomic<int>> runs(n), inside(n);
+        std::atomic<int> overlaps{ 0 };
+        std::thread::id zero;
+        pool.run(n, [&](size_t t) {
+            overlaps += inside[t]++ != 0;
+            if (t == 0)
+                zero = std::this_thread::get_id();
+            runs[t]++;
+            inside[t]--;
+        });
+        for (size_t t = 0; t < n; ++t)
+            ASSERT_EQ(runs[t].load(), 1) << "run " << rep << " share " << t;
+        ASSERT_EQ(overlaps.load(), 0);
+        ASSERT_EQ(zero, std::this_thread::get_id());
+    }
+}
+
+TEST(worker_pool, caller_takes_shares_no_worker_has_started)
+{
+    // Share 0 returns at once; share 1 is left for a worker to wake up for. The caller
+    // does not wait for that wake-up: it takes share 1 itself when no worker has yet
+    // (which happens in nearly every run: waking a thread takes microseconds).
+    core::worker_pool pool;
+    int on_caller = 0;
+    for (int rep = 0; rep < 200; ++rep) {
+        std::thread::id ran_on;
+        pool.run(2, [&](size_t t) {
+            if (t == 1)
+                ran_on = std::this_thread::get_id();
+        });
+        on_caller += ran_on == std::this_thread::get_id();
+    }
+    EXPECT_GT(on_caller, 0);
+}
+
+TEST(worker_pool, exceptions_reach_the_caller)
+{
+    core::worker_pool pool;
+    for (size_t bad : { 0, 1, 3 }) {
+        std::atomic<int> runs{ 0 };
+        try {
+            pool.run(4, [&](size_t t) {
+                runs++;
+                if (t == bad || t == 3)
+                    throw std::runtime_error("share " + std::to_string(t));
+            });
+            FAIL() << "no exception";
+        } catch (const std::runtime_error& e) {
+            // The first failing share's, in share order; every share still ran.
+            EXPECT_EQ(std::string(e.what()), "share " + std::to_string(bad));
+        }
+        EXPECT_EQ(runs.load(), 4);
+    }
+    // Still usable afterwards.
+    std::atomic<int> runs{ 0 };
+    pool.run(3, [&](size_t) { runs++; });
+    EXPECT_EQ(runs.load(), 3);
 }

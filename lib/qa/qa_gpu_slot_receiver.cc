@@ -20,10 +20,66 @@
 #include <gnuradio/mimodet/mimo_receiver.h>
 #include <gnuradio/top_block.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 using namespace gr::mimodet;
 using qa::compare_with_chain;
+
+namespace {
+
+/*!
+ * A block's calls, from its call timeline: MIMODET_CALL_TIMELINE is set while the block
+ * is made (on), and the block writes DIR/tl_<kind>_<n>.csv when it is destroyed.
+ */
+class call_timelines
+{
+public:
+    call_timelines()
+        : d_dir(std::filesystem::temp_directory_path() /
+                ("qa_gpu_slot_receiver_tl_" + std::to_string(::getpid())))
+    {
+        std::filesystem::remove_all(d_dir);
+        std::filesystem::create_directories(d_dir);
+        ::setenv("MIMODET_CALL_TIMELINE", (d_dir / "tl").c_str(), 1);
+    }
+    ~call_timelines()
+    {
+        off();
+        std::filesystem::remove_all(d_dir);
+    }
+    call_timelines(const call_timelines&) = delete;
+    call_timelines& operator=(const call_timelines&) = delete;
+
+    void off() { ::unsetenv("MIMODET_CALL_TIMELINE"); }
+
+    //! The most slots one call took, over the files of `kind` (the column "slots", the
+    //! last one); -1 where there is no such file.
+    int max_slots_per_call(const std::string& kind) const
+    {
+        int most = -1;
+        for (const auto& f : std::filesystem::directory_iterator(d_dir)) {
+            if (f.path().filename().string().rfind("tl_" + kind + "_", 0) != 0)
+                continue;
+            std::ifstream in(f.path());
+            std::string line;
+            std::getline(in, line); // the header
+            most = std::max(most, 0);
+            while (std::getline(in, line))
+                most = std::max(most, std::stoi(line.substr(line.rfind(',') + 1)));
+        }
+        return most;
+    }
+
+private:
+    std::filesystem::path d_dir;
+};
+
+} // namespace
 
 TEST(gpu_slot_receiver, every_algorithm_matches_the_chain_20mhz_4x4)
 {
@@ -70,7 +126,9 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
     const auto num = lte_numerology::from_bandwidth(mhz);
     const lte_grid grid(num, nt, cell);
     const auto slots = qa::make_slots(num, nt, nr, cell, n_slots, 25.0, 0.0, 1000.0, 8);
+    call_timelines timelines;
     auto blk = mimo_receiver::make("fsd", mhz, nt, nr, "qpsk", cell, "cuda");
+    timelines.off();
     EXPECT_EQ(blk->backend(), "cuda");
     EXPECT_EQ(mimo_receiver::make("fsd", mhz, nt, nr, "qpsk", cell, "auto")->backend(), "cuda");
     // The reference: the core's fused path, slot by slot.
@@ -112,6 +170,11 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
     for (const auto& t : sink->tags())
         n_tags += pmt::symbol_to_string(t.key) == "slot";
     EXPECT_EQ(n_tags, static_cast<size_t>(n_slots));
+    // The slots were queued: the block's two lanes took two of them in one call (its
+    // output buffer must hold twice that, as GNU Radio hands out at most half of it).
+    tb.reset();
+    blk.reset();
+    EXPECT_EQ(timelines.max_slots_per_call("receiver"), 2);
 }
 
 TEST(gpu_slot_receiver, gpu_ofdm_demodulation_matches_the_cpu)
@@ -230,8 +293,10 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
     const auto num = lte_numerology::from_bandwidth(mhz);
     const lte_grid grid(num, nt, cell);
     const auto slots = qa::make_slots(num, nt, nr, cell, n_slots, 25.0, 0.0, 1000.0, 18);
+    call_timelines timelines;
     auto blk = mimo_receiver::make("psd", mhz, nt, nr, "16qam", cell, "cuda", false, {}, {},
                                    -1, -1, -1, 0.0f, 0, true, 0.0, 0, true);
+    timelines.off();
     EXPECT_TRUE(blk->time_domain());
     // The reference: the core's fused time-domain path, slot by slot.
     core::slot_receiver rx(
@@ -260,6 +325,8 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
     for (int r = 0; r < nr; ++r) {
         auto src = gr::blocks::vector_source_c::make(samples[r], false, 1,
                                                      r == 0 ? tags : std::vector<gr::tag_t>());
+        // Room for several queued slots (GNU Radio's default buffer is two 5 MHz slots).
+        src->set_min_output_buffer(8L * num.slot_samples());
         tb->connect(src, 0, blk, r);
     }
     auto sink = gr::blocks::vector_sink_b::make();
@@ -269,6 +336,10 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
     EXPECT_EQ(blk->slots_processed(), static_cast<uint64_t>(n_slots));
     EXPECT_EQ(blk->bad_slots(), 0u);
     EXPECT_EQ(blk->untagged_slots(), 0u);
+    // psd without a deadline: two lanes, and queued slots two in a call.
+    tb.reset();
+    blk.reset();
+    EXPECT_EQ(timelines.max_slots_per_call("receiver"), 2);
 }
 
 TEST(gpu_slot_receiver, time_domain_registered_input_memory)

@@ -52,21 +52,28 @@ def make_slot(rng, grid, ns, n_rx, mod, nv):
     return bits, add_noise(rng, y, nv), H
 
 
-def run_detector(det, mhz, n_rx, ys, Hs, nvs, slots, soft, tagged=True):
-    """Flowgraph: n_rx grid sources + H + noise_var -> det -> sink. Returns data, tags."""
+def run_detector(det, mhz, n_rx, ys, Hs, nvs, slots, soft, tagged=True, queue=0):
+    """Flowgraph: n_rx grid sources + H + noise_var -> det -> sink. Returns data, tags.
+    queue > 0: the sources' buffers hold 2 * queue slots (half of them per call), so
+    that many slots can wait for the detector at once."""
     num = mimodet.lte_numerology.from_bandwidth(mhz)
     tb = gr.top_block()
+    grid_srcs = []
     tags = [gr.tag_utils.python_to_tag((i, pmt.intern("slot"), pmt.from_long(ns)))
             for i, ns in enumerate(slots)] if tagged else []
     for r in range(n_rx):
         src = blocks.vector_source_c(np.concatenate([y[r] for y in ys]).tolist(), False,
                                      7 * num.n_sc, tags if r == 0 else [])
         tb.connect(src, (det, r))
+        grid_srcs.append(src)
     h_src = blocks.vector_source_c(np.concatenate([H.ravel() for H in Hs]).tolist(), False,
                                    Hs[0].size)
     nv_src = blocks.vector_source_f([float(v) for v in nvs], False)
     tb.connect(h_src, (det, n_rx))
     tb.connect(nv_src, (det, n_rx + 1))
+    if queue:
+        for b in [h_src, nv_src] + grid_srcs:
+            b.set_min_output_buffer(2 * queue)
     snk = blocks.vector_sink_f() if soft else blocks.vector_sink_b()
     tb.connect(det, snk)
     tb.run()
@@ -229,6 +236,40 @@ class qa_mimo_detector(gr_unittest.TestCase):
         # (with rate 1 the runtime asked for a 22 GB buffer).
         out, bits, _ = self.chain("mmse", 4, 4, "64qam", [0, 1], mhz=20, threads=2)
         np.testing.assert_array_equal(out, np.concatenate(bits))
+
+    def test_011_queued_slots_share_calls(self):
+        # Twelve slots queued at once go through in calls of up to eight slots (one batch
+        # each). GNU Radio hands a block at most half of its output buffer per call, so
+        # the buffer must hold twice a call's slots: with one of eight slots (the old
+        # size) a call got four. The calls' slot counts come from the block's call
+        # timeline (MIMODET_CALL_TIMELINE, read when the block is made, written when it
+        # is destroyed).
+        import gc
+        import glob
+        import os
+        import tempfile
+        slots = list(range(12))
+        num = mimodet.lte_numerology.from_bandwidth(20)
+        grid = mimodet.lte_grid(num, 2, 9)
+        gen = [make_slot(self.rng, grid, ns, 2, "qpsk", 0.0) for ns in slots]
+        with tempfile.TemporaryDirectory() as d:
+            prefix = os.path.join(d, "tl")
+            os.environ["MIMODET_CALL_TIMELINE"] = prefix
+            try:
+                det = mimodet.mimo_detector("zf", 20, 2, 2, "qpsk", 9, "cpu")
+            finally:
+                del os.environ["MIMODET_CALL_TIMELINE"]
+            out, _ = run_detector(det, 20, 2, [g[1] for g in gen], [g[2] for g in gen],
+                                  [1e-6] * len(slots), slots, False, queue=len(slots))
+            np.testing.assert_array_equal(out, np.concatenate([g[0] for g in gen]))
+            del det
+            gc.collect()
+            files = glob.glob(prefix + "_block_*.csv")
+            self.assertEqual(len(files), 1, files)
+            calls = np.loadtxt(files[0], delimiter=",", skiprows=1, ndmin=2)
+        per_call = calls[:, 2]  # t0_ns, work_ns, slots
+        self.assertEqual(per_call.sum(), len(slots))
+        self.assertEqual(per_call.max(), 8, per_call)
 
     def test_009_invalid_parameters(self):
         with self.assertRaises(ValueError):

@@ -285,6 +285,47 @@ class qa_ofdm_sync(gr_unittest.TestCase):
         self.assertLess(abs(sync.sro_ppm() - applied), 1.0, sync.sro_ppm())
         self.assertLess(abs(sync.cfo() - 0.3), 0.01)
 
+    def test_013_runs_ahead_of_a_slow_consumer(self):
+        # While the next block still works on a slot, the synchroniser goes on with the
+        # next ones (GNU Radio hands a block at most half of its output buffer per call:
+        # with its default buffer of two slots the two blocks ran one after the other),
+        # and the next block finds several slots queued. The slots are the same.
+        import time
+        rng = np.random.default_rng(13)
+        # 5 MHz: a slot (3840 samples) is more than half of GNU Radio's default buffer.
+        num = mimodet.lte_numerology.from_bandwidth(5)
+        S = num.slot_samples()
+        rx, _, _ = make_signal(5, 1, 1, 5, 24, 0, 1500, 0.2, 30.0, rng)
+        _, expect, _ = run_sync(5, 1, 5, rx)
+
+        class slow_consumer(gr.basic_block):
+            """Takes one slot per call, 10 ms late; notes the slots it finds queued."""
+
+            def __init__(self):
+                gr.basic_block.__init__(self, "slow_consumer", [np.complex64], [np.complex64])
+                self.set_output_multiple(S)
+                self.queued = []
+
+            def forecast(self, noutput_items, ninputs):
+                return [S]
+
+            def general_work(self, ins, outs):
+                self.queued.append(len(ins[0]) // S)
+                time.sleep(0.01)
+                outs[0][:S] = ins[0][:S]
+                self.consume(0, S)
+                return S
+
+        tb = gr.top_block()
+        sync = mimodet.ofdm_sync(5, 1, 5)
+        slow = slow_consumer()
+        snk = blocks.vector_sink_c()
+        tb.connect(blocks.vector_source_c(rx[0].tolist(), False), sync, slow, snk)
+        tb.run()
+        np.testing.assert_array_equal(np.array(snk.data(), dtype=np.complex64), expect[0])
+        self.assertEqual(len(slow.queued), expect.shape[1] // S)
+        self.assertGreaterEqual(max(slow.queued), 4, slow.queued)
+
 
 if __name__ == "__main__":
     gr_unittest.run(qa_ofdm_sync)
