@@ -144,6 +144,7 @@ struct options {
     std::string awake = "none"; // keep the CPUs out of idle: none, qos or spin
     int slice_us = 0;           // time slice for every thread, us (0: the kernel's)
     int src_spin_us = 200;      // paced source: spin this long before a hand-over
+    int src_buffer_slots = 0;   // the source's output buffer, slots (0: GNU Radio's size)
     bool pin = false;           // each block on CPUs of its own (GRC's Core Affinity)
 };
 
@@ -232,6 +233,11 @@ void usage()
            "  --src-spin-us N    the paced source's spin before each hand-over, us\n"
            "                     (0..1000, default 200); 0: it sleeps to the hand-over\n"
            "                     time (timer slack 1 ns), as a driver woken by its radio\n"
+           "  --src-buffer-slots N  the source's output buffer in slots (0..64, default 0:\n"
+           "                     GNU Radio's size, about two slots in the time domain), as\n"
+           "                     the Min Output Buffer of a radio source in GRC: the samples\n"
+           "                     a stalled receiver left behind wait there, to be taken\n"
+           "                     in larger pieces\n"
            "  --seconds S        measured window per run (default 3)\n"
            "  --warmup S         seconds after the first slot out before measuring "
            "(default 1)\n"
@@ -390,6 +396,8 @@ options parse(int argc, char** argv)
             o.pin = true;
         else if (a == "--src-spin-us")
             o.src_spin_us = static_cast<int>(to_int(a, next()));
+        else if (a == "--src-buffer-slots")
+            o.src_buffer_slots = static_cast<int>(to_int(a, next()));
         else if (a == "--slice-us")
             o.slice_us = static_cast<int>(to_int(a, next()));
         else if (a == "-h" || a == "--help") {
@@ -454,6 +462,8 @@ options parse(int argc, char** argv)
         throw std::invalid_argument("--demod receiver needs --receiver fused");
     if (o.src_spin_us < 0 || o.src_spin_us > 1000)
         throw std::invalid_argument("--src-spin-us must be 0..1000");
+    if (o.src_buffer_slots < 0 || o.src_buffer_slots > 64)
+        throw std::invalid_argument("--src-buffer-slots must be 0..64");
     return o;
 }
 
@@ -1231,6 +1241,8 @@ run_result run_one(const options& o,
     auto src = std::make_shared<slot_replay>(
         tx.rx, tx.n_slots, tx.items_per_slot, tx.vlen, rate, freq ? 1 : o.chunks,
         o.src_spin_us, st);
+    if (o.src_buffer_slots > 0)
+        src->set_min_output_buffer(static_cast<long>(o.src_buffer_slots) * tx.items_per_slot);
     channel_estimator::sptr est;
     if (!fused) {
         est = channel_estimator::make(
@@ -1541,7 +1553,7 @@ int main(int argc, char** argv)
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
                "slots,chunks,steal_pct,cpus,est_backend,receiver,awake,slice_us,src_spin_"
-               "us,pin,demod,gpu_wait,antenna_threads,gpu_lanes,input_copy,error\n";
+               "us,pin,demod,gpu_wait,antenna_threads,gpu_lanes,input_copy,src_buffer_slots,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1655,7 +1667,8 @@ int main(int argc, char** argv)
                                                        (o.gpu_wait == "block" ? " wait:block" : "") +
                                                        (o.antenna_threads ? " ant-threads:" + std::to_string(o.antenna_threads) : "") +
                                                        (o.gpu_lanes ? " lanes:" + std::to_string(o.gpu_lanes) : "") +
-                                                       (o.input_copy ? " input-copy" : "");
+                                                       (o.input_copy ? " input-copy" : "") +
+                                                       (o.src_buffer_slots ? " srcbuf:" + std::to_string(o.src_buffer_slots) : "");
                                     char buf[64];
                                     for (const auto& b : r.busy) {
                                         std::snprintf(buf,
@@ -1745,7 +1758,7 @@ int main(int argc, char** argv)
                                         << (dom == "time" ? o.demod : "none") << ','
                                         << o.gpu_wait << ',' << o.antenna_threads << ','
                                         << o.gpu_lanes << ',' << (o.input_copy ? 1 : 0) << ','
-                                        << err
+                                        << o.src_buffer_slots << ',' << err
                                         << '\n';
                                     csv.flush();
                                 }
