@@ -62,7 +62,7 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
     // tags cannot be mapped and are not propagated.
     set_output_multiple(d_slot);
     // GNU Radio hands a block at most half of its output buffer per call, and by default
-    // sizes it for two outputs multiples: the synchroniser could not write a slot while
+    // sizes it for two output multiples: the synchroniser could not write a slot while
     // the receiver still held the one before, so the two ran one after the other. Room
     // for k_slots_buffered slots lets it run ahead (and keep working through a stall of
     // the receiver), and lets the receiver take several queued slots in one call.
