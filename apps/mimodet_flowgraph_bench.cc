@@ -72,6 +72,7 @@
 #include <gnuradio/top_block.h>
 #include <iostream>
 #include <mutex>
+#include <map>
 #include <memory>
 #include <pmt/pmt.h>
 #include <pthread.h>
@@ -261,7 +262,10 @@ void usage()
            "                     receiver's output since the start, and when the source\n"
            "                     handed it over) and _blocks.csv\n"
            "                     (every 0.2 ms: each block's items out and work() time\n"
-           "                     so far), to find which block a latency spike waits on\n"
+           "                     so far), to find which block a latency spike waits on,\n"
+           "                     and _sched.csv (each thread's scheduler statistics\n"
+           "                     over the window, where the kernel keeps them:\n"
+           "                     sysctl kernel.sched_schedstats=1)\n"
            "  --probe            with --trace: a probe thread times a fixed arithmetic\n"
            "                     chain and a fixed chain of DRAM loads every 0.2 ms\n"
            "                     (PREFIX_..._probe.csv): if they slow down with the\n"
@@ -938,6 +942,91 @@ generate(const options& o, int nt, int nr, const std::string& mod, double snr, b
 }
 
 // ------------------------------------------------------------------------------------
+// --trace: the kernel's scheduler statistics of every thread over the window.
+
+//! The thread ids of this process (/proc/self/task).
+std::vector<std::string> own_thread_ids()
+{
+    std::vector<std::string> tids;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec))
+        tids.push_back(e.path().filename().string());
+    return tids;
+}
+
+//! A thread's /proc/self/task/TID/schedstat: ns on a CPU, ns waiting runnable for one
+//! (both counted where the kernel keeps task delay accounting or scheduler statistics:
+//! sysctl kernel.task_delayacct=1), and how many times it ran.
+struct sched_sample {
+    double run_ns = 0, wait_ns = 0, runs = 0;
+};
+using sched_snapshot = std::map<std::string, sched_sample>;
+
+//! Every thread's schedstat now. With schedstats on, also clears every thread's
+//! statistics in /proc/self/task/TID/sched (writing 0), so that their maxima cover the
+//! window only. Threads that ended are skipped.
+sched_snapshot start_sched_stats()
+{
+    sched_snapshot snap;
+    for (const auto& tid : own_thread_ids()) {
+        const std::string dir = "/proc/self/task/" + tid;
+        sched_sample x;
+        if (std::ifstream(dir + "/schedstat") >> x.run_ns >> x.wait_ns >> x.runs)
+            snap[tid] = x;
+        std::ofstream(dir + "/sched") << "0\n";
+    }
+    return snap;
+}
+
+//! Writes one row per thread: its name and scheduling policy; over the window (from `start`), its CPU time,
+//! its time waiting runnable for a CPU and how often it ran (schedstat; a thread that
+//! started in the window counts from its start); and, where the kernel keeps scheduler
+//! statistics (kernel.sched_schedstats=1; empty without), from /proc/self/task/TID/sched
+//! its longest wait for a CPU and its longest stretch on one over the window. A guest's
+//! run-queue wait does not include time the host took the vCPU away (that is steal).
+bool write_sched_stats(const std::string& path, const sched_snapshot& start)
+{
+    std::ofstream out(path);
+    out << "tid,comm,policy,run_ms,wait_ms,runs,wait_max_ms,exec_max_ms\n";
+    for (const auto& tid : own_thread_ids()) {
+        const std::string dir = "/proc/self/task/" + tid;
+        sched_sample now;
+        if (!(std::ifstream(dir + "/schedstat") >> now.run_ns >> now.wait_ns >> now.runs))
+            continue; // the thread ended
+        const auto it = start.find(tid);
+        const sched_sample from = it == start.end() ? sched_sample{} : it->second;
+        std::ifstream f(dir + "/sched");
+        std::string first, line, policy, wait_max, exec_max;
+        std::getline(f, first);
+        // "comm (tid, #threads: n)": the name may hold spaces; cut at the last " (".
+        std::string comm = first.substr(0, first.rfind(" ("));
+        std::replace(comm.begin(), comm.end(), ',', ';');
+        while (std::getline(f, line)) {
+            const auto colon = line.find(':');
+            if (colon == std::string::npos)
+                continue;
+            std::string key = line.substr(0, colon);
+            key.erase(key.find_last_not_of(' ') + 1);
+            const auto dot = key.rfind('.'); // stats.wait_max, se.statistics.wait_max, ...
+            if (dot != std::string::npos)
+                key = key.substr(dot + 1);
+            std::string val = line.substr(colon + 1);
+            val.erase(0, val.find_first_not_of(' '));
+            if (key == "policy")
+                policy = val; // 5: SCHED_IDLE (the --awake spinners)
+            else if (key == "wait_max")
+                wait_max = val;
+            else if (key == "exec_max")
+                exec_max = val;
+        }
+        out << tid << ',' << comm << ',' << policy << ',' << (now.run_ns - from.run_ns) * 1e-6 << ','
+            << (now.wait_ns - from.wait_ns) * 1e-6 << ',' << now.runs - from.runs << ','
+            << wait_max << ',' << exec_max << '\n';
+    }
+    return static_cast<bool>(out);
+}
+
+// ------------------------------------------------------------------------------------
 // --probe: fixed work timed beside the receiver.
 
 //! Puts the calling thread back to ordinary time sharing (--rt makes every thread the
@@ -1387,6 +1476,7 @@ run_result run_one(const options& o,
     machine_probe* probe = g_probe.get();
     if (probe)
         probe->start();
+    const sched_snapshot sched0 = o.trace.empty() ? sched_snapshot{} : start_sched_stats();
     const cpu_ticks k0 = read_cpu_ticks();
     const double spin0 = g_awake ? g_awake->spinner_cpu_seconds() : 0.0;
     const double cpu0 = process_cpu_seconds();
@@ -1395,6 +1485,9 @@ run_result run_one(const options& o,
     const auto c1 = meter->counters();
     const auto t1 = steady::now();
     const cpu_ticks k1 = read_cpu_ticks();
+    // The threads' statistics are read before the flowgraph stops (its tag is made below).
+    const std::string sched_tmp = o.trace.empty() ? "" : o.trace + "_sched.tmp";
+    const bool sched_ok = sched_tmp.empty() || write_sched_stats(sched_tmp, sched0);
     const double cpu1 = process_cpu_seconds();
     // --awake spin: the spinners' time is neither the receiver's nor the machine's demand.
     const double spin_s = (g_awake ? g_awake->spinner_cpu_seconds() : 0.0) - spin0;
@@ -1436,9 +1529,12 @@ run_result run_one(const options& o,
                 fp << ps.t_ns << ',' << ps.alu_ns << ',' << ps.mem_ns << '\n';
             probe_ok = static_cast<bool>(fp);
         }
-        if (!fs || !fb || !probe_ok)
+        std::error_code ec;
+        std::filesystem::rename(sched_tmp, o.trace + tag + "_sched.csv", ec);
+        if (!fs || !fb || !probe_ok || !sched_ok || ec)
             std::cerr << "mimodet_flowgraph_bench: cannot write the trace files " << o.trace
-                      << tag << "_{slots,blocks" << (probe ? ",probe" : "") << "}.csv\n";
+                      << tag << "_{slots,blocks,sched" << (probe ? ",probe" : "")
+                      << "}.csv\n";
     }
     const double wanted = k1.wanted - k0.wanted - spin_s * sysconf(_SC_CLK_TCK);
     if (wanted > 0)
