@@ -263,9 +263,9 @@ void usage()
            "                     handed it over) and _blocks.csv\n"
            "                     (every 0.2 ms: each block's items out and work() time\n"
            "                     so far), to find which block a latency spike waits on,\n"
-           "                     and _sched.csv (each thread's scheduler statistics\n"
-           "                     over the window, where the kernel keeps them:\n"
-           "                     sysctl kernel.sched_schedstats=1)\n"
+           "                     and _sched.csv (each thread's time waiting for a CPU\n"
+           "                     over the window, where the kernel counts it: sysctl\n"
+           "                     kernel.task_delayacct=1 or kernel.sched_schedstats=1)\n"
            "  --probe            with --trace: a probe thread times a fixed arithmetic\n"
            "                     chain and a fixed chain of DRAM loads every 0.2 ms\n"
            "                     (PREFIX_..._probe.csv): if they slow down with the\n"
@@ -978,12 +978,13 @@ sched_snapshot start_sched_stats()
     return snap;
 }
 
-//! Writes one row per thread: its name and scheduling policy; over the window (from `start`), its CPU time,
-//! its time waiting runnable for a CPU and how often it ran (schedstat; a thread that
-//! started in the window counts from its start); and, where the kernel keeps scheduler
-//! statistics (kernel.sched_schedstats=1; empty without), from /proc/self/task/TID/sched
-//! its longest wait for a CPU and its longest stretch on one over the window. A guest's
-//! run-queue wait does not include time the host took the vCPU away (that is steal).
+//! Writes one row per thread: its name and scheduling policy; over the window (from
+//! `start`), its CPU time, its time waiting runnable for a CPU and how often it ran
+//! (schedstat; a thread that started in the window counts from its start); and, where
+//! the kernel keeps scheduler statistics (kernel.sched_schedstats=1; empty without), from
+//! /proc/self/task/TID/sched its longest wait for a CPU and its longest stretch on one
+//! over the window. A guest's run-queue wait does not include time the host took the
+//! vCPU away (that is steal).
 bool write_sched_stats(const std::string& path, const sched_snapshot& start)
 {
     std::ofstream out(path);
@@ -1019,9 +1020,9 @@ bool write_sched_stats(const std::string& path, const sched_snapshot& start)
             else if (key == "exec_max")
                 exec_max = val;
         }
-        out << tid << ',' << comm << ',' << policy << ',' << (now.run_ns - from.run_ns) * 1e-6 << ','
-            << (now.wait_ns - from.wait_ns) * 1e-6 << ',' << now.runs - from.runs << ','
-            << wait_max << ',' << exec_max << '\n';
+        out << tid << ',' << comm << ',' << policy << ','
+            << (now.run_ns - from.run_ns) * 1e-6 << ',' << (now.wait_ns - from.wait_ns) * 1e-6
+            << ',' << now.runs - from.runs << ',' << wait_max << ',' << exec_max << '\n';
     }
     return static_cast<bool>(out);
 }
