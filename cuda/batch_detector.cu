@@ -30,7 +30,8 @@ __global__ void llr_signs_kernel(const float* __restrict__ llr,
 }
 
 //! Device-side gather of one packed slot (run_gathered): y[v][r] = packed[r * grid_len +
-//! y_src[v]], H of matrix m = packed[h_src[m] ...], noise_var[m] = nv.
+//! y_src[v]], H of matrix m = packed[h_src[m] ...], noise_var[m] = nv (*nv_dev where a
+//! device stage left it on the device).
 __global__ void gather_slot_kernel(const float2* __restrict__ packed,
                                    const int32_t* __restrict__ y_src,
                                    const int32_t* __restrict__ h_src,
@@ -40,6 +41,7 @@ __global__ void gather_slot_kernel(const float2* __restrict__ packed,
                                    int hm,
                                    int grid_len,
                                    float nv,
+                                   const float* __restrict__ nv_dev,
                                    float2* __restrict__ y,
                                    float2* __restrict__ H,
                                    float* __restrict__ noise_var)
@@ -54,12 +56,14 @@ __global__ void gather_slot_kernel(const float2* __restrict__ packed,
         const int m = i / hm;
         H[i] = packed[h_src[m] + (i - m * hm)];
     }
+    const float v = nv_dev ? *nv_dev : nv;
     for (int m = first; m < n_mat; m += stride)
-        noise_var[m] = nv;
+        noise_var[m] = v;
 }
 
-//! Batch outputs into the slot's order (out_pos). LLRs times scale (the noise variance
-//! where the caller wants them unscaled, as detector::run_checked; 1 else); signs: a
+//! Batch outputs into the slot's order (out_pos). LLRs times scale (the noise variance,
+//! *scale_dev where non-null, where the caller wants them unscaled, as
+//! detector::run_checked); signs: a
 //! soft detector's bits (LLR < 0 -> 1, from the unscaled LLR, as llr_signs_kernel).
 __global__ void scatter_slot_kernel(const uint8_t* __restrict__ bits_in,
                                     const float* __restrict__ llr_in,
@@ -69,10 +73,13 @@ __global__ void scatter_slot_kernel(const uint8_t* __restrict__ bits_in,
                                     bool signs,
                                     bool scale_llr,
                                     float scale,
+                                    const float* __restrict__ scale_dev,
                                     uint8_t* __restrict__ bits_out,
                                     float* __restrict__ llr_out)
 {
     const int stride = gridDim.x * blockDim.x;
+    if (scale_llr && scale_dev)
+        scale = *scale_dev;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_vec * nb; i += stride) {
         const int v = i / nb;
         const int o = out_pos[v] * nb + (i - v * nb);
@@ -538,11 +545,13 @@ float cuda_batch_detector::gathered_call(int layout,
             if (!(noise_var > 0.0f) || !std::isfinite(noise_var))
                 return std::numeric_limits<float>::quiet_NaN(); // nothing more enqueued
         }
+        const float* nv_dev = stage ? stage->device_noise_var() : nullptr;
         const size_t gather_items = std::max(L.n_vec * nr, L.n_mat * nr * nt);
         gather_slot_kernel<<<stride_blocks(gather_items), 256, 0, s0>>>(
             d_packed.get(), L.y_src.get(), L.h_src.get(), static_cast<int>(L.n_vec),
             static_cast<int>(L.n_mat), static_cast<int>(nr), static_cast<int>(nr * nt),
-            static_cast<int>(L.grid_len), noise_var, d_y.get(), d_H.get(), d_nv.get());
+            static_cast<int>(L.grid_len), noise_var, nv_dev, d_y.get(), d_H.get(),
+            d_nv.get());
         MIMODET_CUDA_CHECK_LAUNCH();
         if (tl)
             MIMODET_CUDA_CHECK(cudaEventRecord(d_tl_events[1], s0));
@@ -550,7 +559,7 @@ float cuda_batch_detector::gathered_call(int layout,
         const bool scale = llr && !d_cfg.llr_scaled;
         scatter_slot_kernel<<<stride_blocks(L.n_vec * nb), 256, 0, s0>>>(
             d_bits.get(), d_llr.get(), L.out_pos.get(), static_cast<int>(L.n_vec),
-            static_cast<int>(nb), d_soft && !llr, scale, noise_var,
+            static_cast<int>(nb), d_soft && !llr, scale, noise_var, nv_dev,
             llr ? nullptr : d_out_bits.get(), llr ? d_out_llr.get() : nullptr);
         MIMODET_CUDA_CHECK_LAUNCH();
         if (tl)
@@ -574,6 +583,8 @@ float cuda_batch_detector::gathered_call(int layout,
         const int64_t t_enqueued = tl ? call_timeline::now_ns() : 0;
         d_gathered_wait.wait(s0);
         const int64_t t_synced = tl ? call_timeline::now_ns() : 0;
+        if (stage)
+            noise_var = stage->finish(noise_var);
         // The caller's buffers are GNU Radio's (pageable): a sequential copy each.
         if (llr)
             std::memcpy(llr, h_llr.get(), L.n_vec * nb * sizeof(float));

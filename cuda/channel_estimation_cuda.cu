@@ -6,32 +6,43 @@
  */
 
 // Channel estimation on the GPU: the method of lib/core/channel_estimation.cc with its
-// tables, filter cache and model decisions (noise_variance(), model_indices(), filter()),
-// so that the algorithm stays in one place. Per slot, on one stream:
+// tables, filter cache and model decisions (channel_model.h, filter()), so that the
+// algorithm stays in one place. Per slot, on one stream:
 //   host: copy the grids' OFDM symbols that hold CRS into page-locked memory (whole rows:
 //     sequential, where a gather of the CRS elements alone took 50 us on the H100 host);
 //   ls_kernel (a block per antenna pair): LS at the pilots; for ports 0/1 the pair's
 //     difference energies, pilot power and adjacent-pilot correlation;
 //   port_kernel (a block per port and part): the mean-delay phase, the derotated pilots
 //     in the Wiener step's layout and their power, and the spread fit's lag sums;
-//   copy the sums back and wait; host: noise variance, filter indices, weights (uploaded
-//     once per cached filter);
-//   wiener_kernel (a thread per H element): the filter, then the phase back; copy H back.
+//   the model (noise variance, filter grid cell) and the filter's weights, then
+//   wiener_kernel (a thread per H element): the filter, then the phase back.
+// The model is decided in one of two places:
+//   - on the host (estimate(), estimate_packed()): the sums are copied back and waited
+//     for; the host's filter() makes the weights, uploaded once per cached filter;
+//   - on the device (enqueue_packed(), the fused receiver's path): every block of
+//     wiener_kernel decides it from the sums (channel_model.h's code) and looks its
+//     weights up in a table of the filters uploaded so far, so nothing waits between
+//     the kernels. A slot whose filter is not in the table yet is not estimated there
+//     (packed_result() says so); the caller runs it again through estimate_packed(),
+//     which uploads the filter. Channels change slowly, so that is a slot now and then.
 // Every product and sum of a single value is the CPU's (IEEE single or double, rounded
 // as the CPU rounds it: no fused multiply-add); the sums over pilots are block
 // reductions, whose order differs from the CPU's, and the phases use the GPU's sinf,
-// cosf and atan2. So H and the noise variance agree with the CPU up to float rounding,
-// except where a slot's model lies on the edge of a filter grid cell.
+// cosf and atan2 (and the device model its log, log10 and sqrt). So H and the noise
+// variance agree with the CPU up to float rounding, except where a slot's model lies on
+// the edge of a filter grid cell.
 
 #include "../lib/core/backend.h"
 #include "../lib/core/call_timeline.h"
 #include "../lib/core/channel_estimation.h"
+#include "../lib/core/channel_model.h"
 #include "cuda_check.h"
 #include "cuda_memory.h"
 #include "float_math.cuh"
 #include "stream_wait.h"
 #include <cub/block/block_reduce.cuh>
 #include <cuda_runtime.h>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -237,7 +248,7 @@ __global__ void __launch_bounds__(kThreads) port_kernel(const port_table* __rest
 }
 
 struct filter_ref {
-    int M;
+    int M; //!< 0: no filter (a table entry not uploaded yet)
     const int* start;
     const float* w;
 };
@@ -245,9 +256,84 @@ struct filter_set {
     filter_ref f[kMaxPorts];
 };
 
+//! A slot's constants of the model (channel_estimation::estimate()'s counts).
+struct slot_model_counts {
+    size_t count[4];       //!< difference terms of orders 0..3
+    size_t n_power, n_pw;  //!< pilot values of the noise ports, of all ports
+    size_t count_lag[kLags];
+    int pattern[kMaxPorts]; //!< each port's pilot pattern
+};
+
+enum model_status : int { model_ok = 0, model_unusable = 1, model_no_filter = 2 };
+
+//! The device's model of a slot, copied back with the slot's outputs.
+struct device_model {
+    double nv;        //!< noise variance (NaN: unusable)
+    float nv_detect;  //!< what the detection reads: nv, or 1 where the slot is not estimated
+    int b_idx, snr_idx;
+    int status;       //!< model_status
+};
+
+//! What wiener_kernel needs to decide the model itself (enqueue_packed()).
+struct device_model_args {
+    const slot_model_counts* counts; //!< this slot's
+    const double* sums;              //!< pairs * kPairSums, then n_tx * kPortSums
+    int n_pairs, noise_pairs;
+    const filter_ref* table; //!< [pattern][b cell][SNR cell]
+    int b_cells;
+    double b_max;
+    device_model* out;
+};
+
+//! channel_estimation_cuda::enqueue()'s host model, on the device: the pairs' and the
+//! ports' sums combined in the order (t, r) and t, then channel_model's decisions.
+__device__ device_model decide_model(const device_model_args& a, int n_tx, filter_set& fs)
+{
+    device_model m{};
+    const slot_model_counts& c = *a.counts;
+    double sum[4] = { 0, 0, 0, 0 }, power = 0.0;
+    for (int pair = 0; pair < a.noise_pairs; ++pair) {
+        sum[2] += a.sums[pair * kPairSums];
+        sum[3] += a.sums[pair * kPairSums + 1];
+        power += a.sums[pair * kPairSums + 2];
+    }
+    m.nv = channel_model::noise_variance(sum, c.count, power, c.n_power);
+    m.nv_detect = 1.0f;
+    if (isnan(m.nv)) {
+        m.status = model_unusable;
+        return m;
+    }
+    const double* ps = a.sums + a.n_pairs * kPairSums;
+    double pw = 0.0, sum_lag[kLags] = {};
+    for (int t = 0; t < n_tx; ++t) {
+        pw += ps[t * kPortSums];
+        for (int li = 0; li < kLags; ++li)
+            sum_lag[li] += ps[t * kPortSums + 1 + li];
+    }
+    channel_model::grid_cell(
+        pw, c.n_pw, sum_lag, c.count_lag, m.nv, a.b_max, m.b_idx, m.snr_idx);
+    m.status = model_no_filter;
+    if (m.b_idx < 0 || m.b_idx >= a.b_cells)
+        return m; // the host path decides such a slot (the CPU's arithmetic)
+    for (int t = 0; t < n_tx; ++t) {
+        fs.f[t] = a.table[(static_cast<size_t>(c.pattern[t]) * a.b_cells + m.b_idx) *
+                              channel_model::k_snr_cells +
+                          (m.snr_idx - channel_model::k_snr_idx_min)];
+        if (fs.f[t].M == 0)
+            return m;
+    }
+    m.status = model_ok;
+    m.nv_detect = __double2float_rn(m.nv);
+    return m;
+}
+
 // One thread per element of H, (k * n_rx + r) * n_tx + t. The sum over the window runs
-// in the CPU's order (wiener_range: a += w_j * g_j, no fused multiply-add).
+// in the CPU's order (wiener_range: a += w_j * g_j, no fused multiply-add). With model
+// (non-null), each block's first thread decides the model and finds the filters (a few
+// us, where a kernel of its own would add a launch); block 0 writes it out. A slot that
+// is unusable or lacks a filter gets no H.
 __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
+                                                          const device_model_args* model,
                                                           int n_tx,
                                                           int n_rx,
                                                           int n_sc,
@@ -258,11 +344,24 @@ __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
                                                           float2* __restrict__ H,
                                                           int* __restrict__ nonfinite)
 {
+    __shared__ filter_set s_filters;
+    __shared__ int s_status;
+    if (model) {
+        if (threadIdx.x == 0) {
+            const device_model m = decide_model(*model, n_tx, s_filters);
+            s_status = m.status;
+            if (blockIdx.x == 0)
+                *model->out = m;
+        }
+        __syncthreads();
+        if (s_status != model_ok)
+            return; // the whole block
+    }
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= n_sc * n_rx * n_tx)
         return;
     const int t = idx % n_tx, r = (idx / n_tx) % n_rx, k = idx / (n_tx * n_rx);
-    const filter_ref f = filters.f[t];
+    const filter_ref f = model ? s_filters.f[t] : filters.f[t];
     const int stride = 2 * n_rx;
     const float* w = f.w + static_cast<size_t>(k) * f.M;
     const float* g = lst + (static_cast<size_t>(t) * Pm + f.start[k]) * stride + 2 * r;
@@ -276,6 +375,13 @@ __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
     H[idx] = h;
     if (nonfinite && !(isfinite(h.x) && isfinite(h.y)))
         *nonfinite = 1; // the fused receiver flags the slot (the detector would have)
+}
+
+void check_slot_index(int ns)
+{
+    if (ns < 0 || ns >= lte_numerology::slots_per_frame)
+        throw std::invalid_argument("mimodet: slot index must be 0..19, got " +
+                                    std::to_string(ns));
 }
 
 template <typename T>
@@ -300,6 +406,8 @@ public:
     }
     float estimate(int ns, const cf* const* grids, cf* H) override;
     float estimate_packed(int ns, void* dev_packed, void* stream) override;
+    const float* enqueue_packed(int ns, void* dev_packed, void* stream) override;
+    float packed_result(bool& filter_missing) const override;
     bool h_finite() const override { return *h_flag.get() == 0; }
 
 private:
@@ -322,7 +430,20 @@ private:
         device_buffer<float> w;
         filter_ref ref; //!< what wiener_kernel reads: M and the device arrays
     };
+    //! The filter's weights on the device, uploaded (and entered in the device's
+    //! table) where they are not yet.
     const filter_ref& device_filter_for(int pattern, int b_idx, int snr_idx);
+    //! Drops every device filter and empties the table; nothing in flight may use them.
+    void clear_filters();
+    //! The packed paths' start: checks ns, clears the H flag on s; dev_packed as float2.
+    float2* begin_packed(int ns, void* dev_packed, cudaStream_t s)
+    {
+        check_slot_index(ns);
+        MIMODET_CUDA_CHECK(cudaMemsetAsync(d_flag.get(), 0, sizeof(int), s));
+        return static_cast<float2*>(dev_packed);
+    }
+    //! ls_kernel and port_kernel on stream s (enqueue()'s arguments).
+    void enqueue_statistics(int ns, const float2* y, int rows_len, const int* row_re, cudaStream_t s);
 
     const channel_estimation& d_cpu;
     const int d_n_tx, d_n_rx, d_n_sc, d_pm, d_noise_ports;
@@ -351,6 +472,16 @@ private:
     pinned_buffer<double> h_sums;
     pinned_buffer<float2> h_H;
     std::map<std::tuple<int, int, int>, std::unique_ptr<device_filter>> d_filters;
+    // The device model's filter table: [pattern][b cell][SNR cell], M = 0 where no filter
+    // is uploaded; the host's copy says which are.
+    int d_b_cells = 0;
+    double d_b_max = 0.0;
+    std::vector<filter_ref> h_table;
+    device_buffer<filter_ref> d_table;
+    device_buffer<slot_model_counts> d_model_counts; //!< [slot]
+    device_buffer<device_model_args> d_model_args;   //!< [slot]
+    device_buffer<device_model> d_model;
+    pinned_buffer<device_model> h_model;
     //! MIMODET_CALL_TIMELINE only: per estimate(), its start and the times of its parts
     //! (gather and copy up, the LS and statistics kernels with their wait, the host's
     //! model and filter lookup, the Wiener kernel with the copy back and its wait, the
@@ -460,8 +591,44 @@ channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
     h_sums.reserve(n_sums);
     d_H.reserve(cpu.h_size());
     h_H.reserve(cpu.h_size());
+    // The device model's tables.
+    d_b_max = cpu.d_max_delay_s / 4.0;
+    d_b_cells = channel_model::b_cells(d_b_max);
+    h_table.assign(cpu.d_patterns.size() * d_b_cells * channel_model::k_snr_cells,
+                   filter_ref{ 0, nullptr, nullptr });
+    upload(d_table, h_table);
+    d_model.reserve(1);
+    h_model.reserve(1);
+    std::vector<slot_model_counts> counts(S);
+    for (int ns = 0; ns < S; ++ns) {
+        slot_model_counts& c = counts[ns];
+        for (int d = 0; d < 4; ++d)
+            c.count[d] = d_count[ns * 4 + d];
+        c.n_power = d_n_power[ns];
+        c.n_pw = d_n_pw[ns];
+        for (int li = 0; li < kLags; ++li)
+            c.count_lag[li] = d_count_lag[ns * kLags + li];
+        for (int t = 0; t < kMaxPorts; ++t)
+            c.pattern[t] = t < d_n_tx ? cpu.d_ports[static_cast<size_t>(ns) * d_n_tx + t].pattern : 0;
+    }
+    upload(d_model_counts, counts);
+    std::vector<device_model_args> args(S);
+    for (int ns = 0; ns < S; ++ns)
+        args[ns] = { d_model_counts.get() + ns, d_sums.get(), d_n_tx * d_n_rx,
+                     d_noise_ports * d_n_rx, d_table.get(), d_b_cells, d_b_max, d_model.get() };
+    upload(d_model_args, args);
+    // On the device-model path (enqueue_packed) only the host's enqueueing is timed; it
+    // goes into wiener_ns.
     d_timeline = call_timeline::make(
         "estimate_gpu", { "t0_ns", "gather_ns", "stats_ns", "model_ns", "wiener_ns", "copy_ns" });
+}
+
+void channel_estimation_cuda::clear_filters()
+{
+    d_filters.clear();
+    std::fill(h_table.begin(), h_table.end(), filter_ref{ 0, nullptr, nullptr });
+    MIMODET_CUDA_CHECK(cudaMemcpy(d_table.get(), h_table.data(),
+                                  h_table.size() * sizeof(filter_ref), cudaMemcpyHostToDevice));
 }
 
 const filter_ref&
@@ -476,14 +643,23 @@ channel_estimation_cuda::device_filter_for(int pattern, int b_idx, int snr_idx)
     upload(f->start, f->host->start);
     upload(f->w, f->host->w);
     f->ref = { f->host->M, f->start.get(), f->w.get() };
-    return d_filters.emplace(key, std::move(f)).first->second->ref;
+    const filter_ref& ref = d_filters.emplace(key, std::move(f)).first->second->ref;
+    // The device model's table has the cells b_idx 0..b_cells-1 (the host's decision may
+    // lie outside only for a non-finite slot: not entered).
+    if (b_idx >= 0 && b_idx < d_b_cells) {
+        const size_t cell = (static_cast<size_t>(pattern) * d_b_cells + b_idx) *
+                                channel_model::k_snr_cells +
+                            (snr_idx - channel_model::k_snr_idx_min);
+        h_table[cell] = ref;
+        MIMODET_CUDA_CHECK(cudaMemcpy(
+            d_table.get() + cell, &h_table[cell], sizeof(filter_ref), cudaMemcpyHostToDevice));
+    }
+    return ref;
 }
 
 float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
 {
-    if (ns < 0 || ns >= lte_numerology::slots_per_frame)
-        throw std::invalid_argument("mimodet: slot index must be 0..19, got " +
-                                    std::to_string(ns));
+    check_slot_index(ns);
     const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
     // The CRS symbols of every antenna, [r][row][k] (3 of 7 symbols).
     const size_t rows_len = d_rows.size() * d_n_sc;
@@ -521,14 +697,10 @@ float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
 
 float channel_estimation_cuda::estimate_packed(int ns, void* dev_packed, void* stream)
 {
-    if (ns < 0 || ns >= lte_numerology::slots_per_frame)
-        throw std::invalid_argument("mimodet: slot index must be 0..19, got " +
-                                    std::to_string(ns));
     const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
-    auto* packed = static_cast<float2*>(dev_packed);
-    const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
     auto s = static_cast<cudaStream_t>(stream);
-    MIMODET_CUDA_CHECK(cudaMemsetAsync(d_flag.get(), 0, sizeof(int), s));
+    float2* packed = begin_packed(ns, dev_packed, s);
+    const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
     const double nv = enqueue(ns, packed, static_cast<int>(grid_len), d_re.get(),
                               packed + d_n_rx * grid_len, d_flag.get(), s);
     if (std::isnan(nv))
@@ -542,13 +714,48 @@ float channel_estimation_cuda::estimate_packed(int ns, void* dev_packed, void* s
     return static_cast<float>(nv);
 }
 
-double channel_estimation_cuda::enqueue(int ns,
-                                        const float2* y,
-                                        int rows_len,
-                                        const int* row_re,
-                                        float2* dev_H,
-                                        int* flag,
-                                        cudaStream_t s)
+const float* channel_estimation_cuda::enqueue_packed(int ns, void* dev_packed, void* stream)
+{
+    const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
+    auto s = static_cast<cudaStream_t>(stream);
+    float2* packed = begin_packed(ns, dev_packed, s);
+    const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
+    enqueue_statistics(ns, packed, static_cast<int>(grid_len), d_re.get(), s);
+    const double* theta = d_sums.get() + static_cast<size_t>(d_n_tx) * d_n_rx * kPairSums +
+                          d_n_tx * kPortSums;
+    const int n_h = static_cast<int>(d_cpu.h_size());
+    wiener_kernel<<<(n_h + kThreads - 1) / kThreads, kThreads, 0, s>>>(filter_set{},
+                                                                   d_model_args.get() + ns,
+                                                                   d_n_tx,
+                                                                   d_n_rx,
+                                                                   d_n_sc,
+                                                                   d_pm,
+                                                                   d_lst.get(),
+                                                                   d_pos_sc.get(),
+                                                                   theta,
+                                                                   packed + d_n_rx * grid_len,
+                                                                   d_flag.get());
+    MIMODET_CUDA_CHECK_LAUNCH();
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        h_model.get(), d_model.get(), sizeof(device_model), cudaMemcpyDeviceToHost, s));
+    MIMODET_CUDA_CHECK(
+        cudaMemcpyAsync(h_flag.get(), d_flag.get(), sizeof(int), cudaMemcpyDeviceToHost, s));
+    if (d_timeline)
+        d_timeline->add({ double(t_start), 0.0, 0.0, 0.0,
+                          double(call_timeline::now_ns() - t_start), 0.0 });
+    return &d_model.get()->nv_detect;
+}
+
+float channel_estimation_cuda::packed_result(bool& filter_missing) const
+{
+    const device_model& m = *h_model.get();
+    filter_missing = m.status == model_no_filter;
+    return m.status == model_ok ? static_cast<float>(m.nv)
+                                : std::numeric_limits<float>::quiet_NaN();
+}
+
+void channel_estimation_cuda::enqueue_statistics(
+    int ns, const float2* y, int rows_len, const int* row_re, cudaStream_t s)
 {
     const int n_pairs = d_n_tx * d_n_rx;
     const port_table* ports = d_ports.get() + static_cast<size_t>(ns) * d_n_tx;
@@ -582,6 +789,19 @@ double channel_estimation_cuda::enqueue(int ns,
                                             port_sums,
                                             theta);
     MIMODET_CUDA_CHECK_LAUNCH();
+}
+
+double channel_estimation_cuda::enqueue(int ns,
+                                        const float2* y,
+                                        int rows_len,
+                                        const int* row_re,
+                                        float2* dev_H,
+                                        int* flag,
+                                        cudaStream_t s)
+{
+    const int n_pairs = d_n_tx * d_n_rx;
+    const double* theta = d_sums.get() + n_pairs * kPairSums + d_n_tx * kPortSums;
+    enqueue_statistics(ns, y, rows_len, row_re, s);
     const size_t n_sums = static_cast<size_t>(n_pairs) * kPairSums + d_n_tx * kPortSums + 1;
     MIMODET_CUDA_CHECK(cudaMemcpyAsync(
         h_sums.get(), d_sums.get(), n_sums * sizeof(double), cudaMemcpyDeviceToHost, s));
@@ -612,9 +832,8 @@ double channel_estimation_cuda::enqueue(int ns,
     d_cpu.model_indices(
         pw, d_n_pw[ns], sum_lag, &d_count_lag[static_cast<size_t>(ns) * kLags], nv, b_idx, snr_idx);
     // Bounded like the CPU's cache; nothing in flight uses the weights here.
-    if (d_filters.size() + d_n_tx > 128) {
-        d_filters.clear();
-    }
+    if (d_filters.size() + d_n_tx > 128)
+        clear_filters();
     filter_set fs{};
     for (int t = 0; t < d_n_tx; ++t)
         fs.f[t] = device_filter_for(d_cpu.d_ports[static_cast<size_t>(ns) * d_n_tx + t].pattern,
@@ -623,7 +842,7 @@ double channel_estimation_cuda::enqueue(int ns,
     d_t_model = d_timeline ? call_timeline::now_ns() : 0;
     const int n_h = static_cast<int>(d_cpu.h_size());
     wiener_kernel<<<(n_h + kThreads - 1) / kThreads, kThreads, 0, s>>>(
-        fs, d_n_tx, d_n_rx, d_n_sc, d_pm, d_lst.get(), d_pos_sc.get(), theta, dev_H, flag);
+        fs, nullptr, d_n_tx, d_n_rx, d_n_sc, d_pm, d_lst.get(), d_pos_sc.get(), theta, dev_H, flag);
     MIMODET_CUDA_CHECK_LAUNCH();
     return nv;
 }

@@ -46,15 +46,31 @@ public:
     virtual float
     estimate(int ns, const std::complex<float>* const* grids, std::complex<float>* H) = 0;
     /*!
-     * The fused receiver's path (slot_receiver): as estimate(), from a packed slot
-     * already on the device (dev_packed: the n_rx grids of 7 * n_sc values one after
+     * For the fused receiver (slot_receiver, which uses enqueue_packed below and this
+     * for a slot whose filter was not on the device yet): as estimate(), from a packed
+     * slot already on the device (dev_packed: the n_rx grids of 7 * n_sc values one after
      * another), writing H right after the grids, on the caller's stream (a
-     * cudaStream_t): the statistics are waited for, the Wiener step is only enqueued.
+     * cudaStream_t): the statistics are waited for (the model is decided on the host),
+     * the Wiener step is only enqueued.
      * Returns NaN where the slot is unusable (H not written: the caller takes the CPU
      * path, estimate()'s fallback). Once the stream has passed this call's work,
      * h_finite() says whether every value of that H was finite.
      */
     virtual float estimate_packed(int ns, void* dev_packed, void* stream) = 0;
+    /*!
+     * As estimate_packed, with the model (noise variance, Wiener filter) decided on the
+     * device too, so that nothing waits: all enqueued on stream. Returns the device
+     * address of the slot's noise variance (a float the stream writes; 1 where the slot
+     * gets no H), for the detection to read.
+     */
+    virtual const float* enqueue_packed(int ns, void* dev_packed, void* stream) = 0;
+    /*!
+     * Once the stream has passed enqueue_packed's work: the slot's noise variance, NaN
+     * where it got no H. filter_missing: its Wiener filter was not on the device yet
+     * (the slot may be fine): estimate it again with estimate_packed(), which uploads
+     * the filter. Otherwise NaN means an unusable slot, as estimate_packed's.
+     */
+    virtual float packed_result(bool& filter_missing) const = 0;
     virtual bool h_finite() const = 0;
 };
 

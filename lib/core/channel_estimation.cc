@@ -6,6 +6,7 @@
  */
 
 #include "channel_estimation.h"
+#include "channel_model.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -20,23 +21,18 @@ namespace mimodet {
 namespace core {
 
 namespace {
-constexpr double kSubcarrierHz = 15e3;
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kBMin = 10e-9;   // smallest model spread b (s)
-constexpr double kBStep = 1.26;   // b grid ratio
-constexpr double kSnrStepDb = 1.5; // SNR grid step
+namespace model = channel_model;
+constexpr double kPi = model::k_pi;
+constexpr double kSubcarrierHz = model::k_subcarrier_hz;
+constexpr double kSnrStepDb = model::k_snr_step_db;
 constexpr int kWindow = 32;        // pilots per Wiener window
-constexpr double kBRef = 250e-9;   // spread above which the margin is 2x
 constexpr size_t kMaxFilters = 128; // cache bound (weights: n_sc * kWindow floats each)
-const int kLags[] = { 6, 12, 24, 48, 96 }; // lags of the spread fit (subcarriers)
 constexpr size_t kParallelPilotValues = 3000; // pilots x n_rx of a slot from which the
                                              // per-port phase runs on the threads
-constexpr int kNumLags = sizeof(kLags) / sizeof(kLags[0]);
+constexpr int kNumLags = model::k_lags;
 static_assert(kNumLags == channel_estimation::k_lags, "the GPU version sizes its sums by k_lags");
 
 double pos(int k, int n_sc) { return channel_estimation::subcarrier_position(k, n_sc); }
-
-double b_of_idx(int i) { return kBMin * std::pow(kBStep, i); }
 
 // Frequency correlation of a two-sided exponential PDP exp(-|tau| / b).
 double corr(double dk, double b)
@@ -129,7 +125,7 @@ channel_estimation::channel_estimation(const lte_numerology& num,
                 p.delay_pairs.push_back(static_cast<int>(i));
         p.lag_pairs.resize(kNumLags);
         for (int li = 0; li < kNumLags; ++li) {
-            const int L = kLags[li];
+            const int L = model::lag(li);
             size_t j = 0;
             for (size_t i = 0; i < k.size(); ++i) {
                 while (j < k.size() && k[j] < k[i] + L)
@@ -253,7 +249,7 @@ channel_estimation::filter(int pattern, int b_idx, int snr_idx) const
     const int P = static_cast<int>(p.k.size());
     const int M = std::min(kWindow, P);
     const int n_sc = this->n_sc();
-    const double b = b_of_idx(b_idx);
+    const double b = model::b_of_idx(b_idx);
     const double inv_snr = std::pow(10.0, -kSnrStepDb * snr_idx / 10.0);
     auto f = std::make_shared<wiener_filter>();
     f->M = M;
@@ -534,15 +530,7 @@ double channel_estimation::noise_variance(const double* sum,
                                           double power,
                                           size_t n_power)
 {
-    double nv = std::numeric_limits<double>::infinity();
-    for (int d = 2; d <= 3; ++d)
-        if (count[d] > 0)
-            nv = std::min(nv, sum[d] / count[d]);
-    if (!(std::isfinite(power) && std::isfinite(nv)))
-        return std::numeric_limits<double>::quiet_NaN();
-    const double floor = 1e-6 * (n_power ? power / n_power : 0.0);
-    nv = std::max(nv, floor);
-    return nv > 0.0 ? nv : std::numeric_limits<double>::quiet_NaN();
+    return model::noise_variance(sum, count, power, n_power);
 }
 
 void channel_estimation::model_indices(double pw,
@@ -553,28 +541,7 @@ void channel_estimation::model_indices(double pw,
                                        int& b_idx,
                                        int& snr_idx) const
 {
-    // Spread: the measured correlation at growing lags, two-sided exponential fit.
-    const double P = std::max(pw / n_pw - nv, 1e-3 * nv);
-    const double b_max = d_max_delay_s / 4.0;
-    double b = b_max;
-    for (int li = 0; li < kNumLags; ++li) {
-        const int L = kLags[li];
-        const double sL = sum_lag[li];
-        const size_t cL = count_lag[li];
-        if (cL < 8)
-            break;
-        const double rho = sL / (cL * P);
-        if (rho < 0.3)
-            break;
-        b = rho >= 1.0 ? 0.0 : std::sqrt(1.0 / rho - 1.0) / (2.0 * kPi * kSubcarrierHz * L);
-    }
-    // Safety margin: the fit sees the core of the profile; long profiles (EVA, ETU) have
-    // sparse late taps it under-weights, so their b is widened up to 2x.
-    b = std::min(std::max((1.0 + std::min(1.0, b / kBRef)) * b, kBMin), b_max);
-    b_idx = static_cast<int>(std::ceil(std::log(b / kBMin) / std::log(kBStep) - 1e-9));
-    const double snr_db = 10.0 * std::log10(P / nv);
-    snr_idx = std::max(
-        -10, std::min(40, static_cast<int>(std::lround(snr_db / kSnrStepDb))));
+    model::grid_cell(pw, n_pw, sum_lag, count_lag, nv, d_max_delay_s / 4.0, b_idx, snr_idx);
 }
 
 float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const

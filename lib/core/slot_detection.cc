@@ -107,48 +107,76 @@ std::string slot_detection::detect_packed(const slot_input& in,
     return std::string();
 }
 
-namespace {
-//! The GPU estimator as the detector's device stage.
-class estimation_stage : public detector::device_stage
+//! The GPU estimator as the detector's device stage: the model decided on the device
+//! (nothing waits), or, for the run again of a slot whose filter was not on the device
+//! yet, on the host (estimate_packed, which uploads it).
+class estimating_stage : public detector::device_stage
 {
 public:
-    estimation_stage(gpu_channel_estimation& est, int ns) : d_est(est), d_ns(ns) {}
+    estimating_stage(gpu_channel_estimation& est, int ns) : d_est(est), d_ns(ns) {}
     float run(void* dev_packed, void* stream) override
     {
-        return d_est.estimate_packed(d_ns, dev_packed, stream);
+        d_missed = false;
+        if (d_host_model)
+            return d_est.estimate_packed(d_ns, dev_packed, stream);
+        d_dev_nv = d_est.enqueue_packed(d_ns, dev_packed, stream);
+        return 1.0f; // the detection reads d_dev_nv
+    }
+    const float* device_noise_var() const override { return d_host_model ? nullptr : d_dev_nv; }
+    float finish(float noise_var) override
+    {
+        return d_host_model ? noise_var : d_est.packed_result(d_missed);
+    }
+    /*!
+     * True where the last run's filter was not on the device: the slot must run again,
+     * and the stage then decides its model on the host.
+     */
+    bool take_retry()
+    {
+        if (!d_missed)
+            return false;
+        d_missed = false;
+        d_host_model = true;
+        return true;
     }
 
 private:
     gpu_channel_estimation& d_est;
     int d_ns;
+    bool d_host_model = false, d_missed = false;
+    const float* d_dev_nv = nullptr;
 };
 
+namespace {
 //! Time-domain input: the GPU demodulator makes the grids on the device, then the
 //! estimator's stage runs. NaN (nothing detected) where the samples are not finite.
-class demodulation_stage : public detector::device_stage
+class demodulation_stage : public estimating_stage
 {
 public:
     demodulation_stage(gpu_ofdm_demodulation& demod,
                        const std::complex<float>* const* samples,
                        gpu_channel_estimation& est,
                        int ns)
-        : d_demod(demod), d_samples(samples), d_est(est, ns)
+        : estimating_stage(est, ns), d_demod(demod), d_samples(samples)
     {
     }
     float run(void* dev_packed, void* stream) override
     {
         if (!d_demod.demodulate_packed(d_samples, dev_packed, stream))
             return std::numeric_limits<float>::quiet_NaN();
-        const float nv = d_est.run(dev_packed, stream);
-        // The estimator waited for its statistics, so the stream has passed the device's
-        // check of samples uploaded straight from registered memory.
+        return estimating_stage::run(dev_packed, stream);
+    }
+    float finish(float noise_var) override
+    {
+        const float nv = estimating_stage::finish(noise_var);
+        // The stream has passed the device's check of samples uploaded straight from
+        // registered memory.
         return d_demod.samples_finite() ? nv : std::numeric_limits<float>::quiet_NaN();
     }
 
 private:
     gpu_ofdm_demodulation& d_demod;
     const std::complex<float>* const* d_samples;
-    estimation_stage d_est;
 };
 } // namespace
 
@@ -206,7 +234,7 @@ slot_detection::estimated_slot slot_detection::detect_estimated(int ns,
             return res;
         }
     }
-    estimation_stage stage(est, ns);
+    estimating_stage stage(est, ns);
     return run_estimated(ns, d_packed.data(), stage, est, bits, llr, count_truncated, t0);
 }
 
@@ -230,7 +258,7 @@ slot_detection::detect_estimated_time(int ns,
 
 slot_detection::estimated_slot slot_detection::run_estimated(int ns,
                                                              const cf* packed,
-                                                             detector::device_stage& stage,
+                                                             estimating_stage& stage,
                                                              gpu_channel_estimation& est,
                                                              uint8_t* bits,
                                                              float* llr,
@@ -245,6 +273,11 @@ slot_detection::estimated_slot slot_detection::run_estimated(int ns,
         d_stats.resize(n);
     res.noise_var = d_det->run_staged(d_layout_id[ns], packed, stage, bits, llr,
                                       count_truncated ? d_stats.data() : nullptr);
+    if (stage.take_retry()) {
+        ++d_filter_retries;
+        res.noise_var = d_det->run_staged(d_layout_id[ns], packed, stage, bits, llr,
+                                          count_truncated ? d_stats.data() : nullptr);
+    }
     if (std::isnan(res.noise_var)) {
         zeros();
         res.why = "pilots unusable";

@@ -28,6 +28,8 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
+class estimating_stage; // slot_detection.cc: the GPU estimator as the detection's stage
+
 /*!
  * \brief Gathers a slot's data elements into detector batches and scatters the results
  * into the output order of docs/SLOT_LAYOUT.md.
@@ -167,6 +169,12 @@ public:
                                     float* llr,
                                     bool count_truncated = false);
     /*!
+     * Slots of detect_estimated(_time) that ran twice: the device decided their model
+     * without a wait, but their Wiener filter was not on the device yet, so they ran
+     * again with the model decided on the host (which uploads the filter).
+     */
+    size_t filter_retries() const { return d_filter_retries; }
+    /*!
      * As detect_estimated, from the slot's n_rx time-domain slots (slot_samples each):
      * demod uploads and demodulates them on the device into the packed grids, and the
      * slot goes on as there. estimated is false also where demod refused the samples
@@ -193,7 +201,7 @@ private:
     //! uploads the grids itself.
     estimated_slot run_estimated(int ns,
                                  const cf* packed,
-                                 detector::device_stage& stage,
+                                 estimating_stage& stage,
                                  gpu_channel_estimation& est,
                                  uint8_t* bits,
                                  float* llr,
@@ -234,6 +242,7 @@ private:
     host_vector<float> d_nv, d_llr;
     host_vector<uint8_t> d_bits;
     host_vector<vector_stats> d_stats;
+    size_t d_filter_retries = 0;
     std::vector<batch_segment> d_segments;
     //! Per slot ns, the detector's gather layout (detector::add_gather_layout); empty
     //! where the backend gathers on the host.

@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 
 using namespace gr::mimodet;
@@ -104,6 +105,37 @@ TEST(gpu_slot_receiver, small_sizes_match_the_chain)
         for (const char* alg : { "zf", "fsd", "sfsd", "psd" })
             compare_with_chain({ 1.4, s[0], s[1], 5, modulation::qam16, alg, "cuda" }, slots);
     }
+}
+
+TEST(gpu_slot_receiver, filters_decided_on_the_device)
+{
+    // The fused path decides each slot's model on the device and runs a slot again where
+    // its filter is not there yet. Each slot twice in a row: the first may run again, the
+    // second finds the filter. Outputs and noise variances equal the chain's (the host's
+    // decisions) either way.
+    QA_SKIP_WITHOUT_GPU();
+    const auto once =
+        qa::make_slots(lte_numerology::from_bandwidth(5), 4, 4, 3, 12, 0.0, 30.0, 3000.0, 51);
+    std::vector<qa::test_slot> twice;
+    for (const auto& s : once) {
+        twice.push_back(s);
+        twice.push_back(s);
+    }
+    const auto n = compare_with_chain({ 5, 4, 4, 3, modulation::qam16, "fsd", "cuda" }, twice);
+    EXPECT_EQ(n.bad, 0u);
+    EXPECT_GE(n.filter_retries, 1u); // the first slot: an empty table
+    EXPECT_LE(n.filter_retries, once.size());
+    // More distinct filters than the cache holds (128): the table is emptied while slots
+    // run. SNRs up to 60 dB, spreads up to 5 us, and noiseless slots.
+    const auto num = lte_numerology::from_bandwidth(1.4);
+    auto many = qa::make_slots(num, 4, 4, 5, 300, -10.0, 60.0, 5000.0, 3);
+    const auto clean =
+        qa::make_slots(num, 4, 4, 5, 4, std::numeric_limits<double>::infinity(), 0.0, 300.0, 4);
+    many.insert(many.end(), clean.begin(), clean.end());
+    const auto m = compare_with_chain({ 1.4, 4, 4, 5, modulation::qpsk, "zf", "cuda" }, many);
+    EXPECT_GE(m.filter_retries, 1u);
+    std::printf("filter retries: %zu of %zu slots (each twice), %zu of %zu (cache cleared)\n",
+                n.filter_retries, twice.size(), m.filter_retries, many.size());
 }
 
 TEST(gpu_slot_receiver, bad_slots_match_the_chain)

@@ -55,6 +55,8 @@ inline detector_config receiver_config(const receiver_case& c)
 //! Counts of what compare_with_chain saw.
 struct chain_counts {
     size_t slots = 0, bad = 0, values = 0;
+    //! Fused GPU path: slots whose filter was not on the device yet (run twice).
+    size_t filter_retries = 0;
 };
 
 /*!
@@ -124,6 +126,7 @@ inline chain_counts compare_with_chain(const receiver_case& c, const std::vector
         n.bad += !r.why.empty();
         n.values += n_out;
     }
+    n.filter_retries = rx.detection().filter_retries();
     return n;
 }
 

@@ -267,6 +267,18 @@ public:
          * detected).
          */
         virtual float run(void* dev_packed, void* stream) = 0;
+        /*!
+         * Where the last run() left the slot's noise variance on the device (a float its
+         * work on the stream writes), for the detection to read instead of run()'s value;
+         * nullptr (the default): run()'s value.
+         */
+        virtual const float* device_noise_var() const { return nullptr; }
+        /*!
+         * Called once the stream has passed the detection that followed run() (which
+         * returned noise_var): the slot's noise variance, or NaN where the slot turned out
+         * not detectable (its outputs are then not used). The default returns noise_var.
+         */
+        virtual float finish(float noise_var) { return noise_var; }
     };
 
 protected:
