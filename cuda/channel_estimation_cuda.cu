@@ -331,7 +331,7 @@ __device__ device_model decide_model(const device_model_args& a, int n_tx, filte
 // in the CPU's order (wiener_range: a += w_j * g_j, no fused multiply-add). With model
 // (non-null), each block's first thread decides the model and finds the filters (a few
 // us, where a kernel of its own would add a launch); block 0 writes it out. A slot that
-// is unusable or lacks a filter gets no H.
+// is unusable or lacks a filter gets a zero H.
 __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
                                                           const device_model_args* model,
                                                           int n_tx,
@@ -354,12 +354,16 @@ __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
                 *model->out = m;
         }
         __syncthreads();
-        if (s_status != model_ok)
-            return; // the whole block
     }
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= n_sc * n_rx * n_tx)
         return;
+    if (model && s_status != model_ok) {
+        // No H for this slot: zeros, so that the detection, whose outputs are dropped,
+        // runs on defined values (the buffer would hold the last slot's H, or nothing).
+        H[idx] = make_float2(0.0f, 0.0f);
+        return;
+    }
     const int t = idx % n_tx, r = (idx / n_tx) % n_rx, k = idx / (n_tx * n_rx);
     const filter_ref f = model ? s_filters.f[t] : filters.f[t];
     const int stride = 2 * n_rx;

@@ -66,7 +66,7 @@ public:
     virtual const float* enqueue_packed(int ns, void* dev_packed, void* stream) = 0;
     /*!
      * Once the stream has passed enqueue_packed's work: the slot's noise variance, NaN
-     * where it got no H. filter_missing: its Wiener filter was not on the device yet
+     * where it got no H (zeros were written instead). filter_missing: its Wiener filter was not on the device yet
      * (the slot may be fine): estimate it again with estimate_packed(), which uploads
      * the filter. Otherwise NaN means an unusable slot, as estimate_packed's.
      */
