@@ -285,38 +285,58 @@ struct device_model_args {
     device_model* out;
 };
 
-//! channel_estimation_cuda::enqueue()'s host model, on the device: the pairs' and the
-//! ports' sums combined in the order (t, r) and t, then channel_model's decisions.
-__device__ device_model decide_model(const device_model_args& a, int n_tx, filter_set& fs)
+/*!
+ * The slot's model, as channel_estimation::estimate() decides it, from the kernels' sums
+ * (pairs * kPairSums, then n_tx * kPortSums): the pairs' and the ports' sums combined in
+ * the order (t, r) and t, then channel_model's decisions. The host path (enqueue(), on
+ * the sums copied back) and the device path (wiener_kernel) both call it. Sets nv (NaN:
+ * unusable; then b_idx and snr_idx are not set).
+ */
+__host__ __device__ inline void decide_cell(const double* sums,
+                                            int n_pairs,
+                                            int noise_pairs,
+                                            int n_tx,
+                                            const slot_model_counts& c,
+                                            double b_max,
+                                            double& nv,
+                                            int& b_idx,
+                                            int& snr_idx)
 {
-    device_model m{};
-    const slot_model_counts& c = *a.counts;
     double sum[4] = { 0, 0, 0, 0 }, power = 0.0;
-    for (int pair = 0; pair < a.noise_pairs; ++pair) {
-        sum[2] += a.sums[pair * kPairSums];
-        sum[3] += a.sums[pair * kPairSums + 1];
-        power += a.sums[pair * kPairSums + 2];
+    for (int pair = 0; pair < noise_pairs; ++pair) {
+        sum[2] += sums[pair * kPairSums];
+        sum[3] += sums[pair * kPairSums + 1];
+        power += sums[pair * kPairSums + 2];
     }
-    m.nv = channel_model::noise_variance(sum, c.count, power, c.n_power);
-    m.nv_detect = 1.0f;
-    if (isnan(m.nv)) {
-        m.status = model_unusable;
-        return m;
-    }
-    const double* ps = a.sums + a.n_pairs * kPairSums;
+    nv = channel_model::noise_variance(sum, c.count, power, c.n_power);
+    if (!(nv > 0.0))
+        return; // NaN
+    const double* ps = sums + n_pairs * kPairSums;
     double pw = 0.0, sum_lag[kLags] = {};
     for (int t = 0; t < n_tx; ++t) {
         pw += ps[t * kPortSums];
         for (int li = 0; li < kLags; ++li)
             sum_lag[li] += ps[t * kPortSums + 1 + li];
     }
-    channel_model::grid_cell(
-        pw, c.n_pw, sum_lag, c.count_lag, m.nv, a.b_max, m.b_idx, m.snr_idx);
+    channel_model::grid_cell(pw, c.n_pw, sum_lag, c.count_lag, nv, b_max, b_idx, snr_idx);
+}
+
+//! decide_cell() on the device, and the slot's filters from the table.
+__device__ device_model decide_model(const device_model_args& a, int n_tx, filter_set& fs)
+{
+    device_model m{};
+    m.nv_detect = 1.0f;
+    decide_cell(a.sums, a.n_pairs, a.noise_pairs, n_tx, *a.counts, a.b_max, m.nv, m.b_idx,
+                m.snr_idx);
+    if (!(m.nv > 0.0)) {
+        m.status = model_unusable;
+        return m;
+    }
     m.status = model_no_filter;
     if (m.b_idx < 0 || m.b_idx >= a.b_cells)
         return m; // the host path decides such a slot (the CPU's arithmetic)
     for (int t = 0; t < n_tx; ++t) {
-        fs.f[t] = a.table[(static_cast<size_t>(c.pattern[t]) * a.b_cells + m.b_idx) *
+        fs.f[t] = a.table[(static_cast<size_t>(a.counts->pattern[t]) * a.b_cells + m.b_idx) *
                               channel_model::k_snr_cells +
                           (m.snr_idx - channel_model::k_snr_idx_min)];
         if (fs.f[t].M == 0)
@@ -465,9 +485,7 @@ private:
     device_buffer<int> d_re;     //!< per CRS element: its place in a grid (l * n_sc + k)
     device_buffer<int> d_flag;   //!< estimate_packed: an H value was not finite
     pinned_buffer<int> h_flag;
-    std::vector<size_t> d_n_power, d_n_pw;  //!< [slot]
-    std::vector<size_t> d_count;            //!< [slot][4]: difference terms of orders 0..3
-    std::vector<size_t> d_count_lag;        //!< [slot][kLags]
+    std::vector<slot_model_counts> h_model_counts; //!< [slot]
     std::vector<int> d_d0;                  //!< [slot]: port 0's pilot spacing
     pinned_buffer<float2> h_y;
     device_buffer<float2> d_y, d_ls, d_H;
@@ -522,10 +540,9 @@ channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
             d_rows.push_back(l);
         }
     std::vector<int> row_re, grid_re;
-    d_count.assign(static_cast<size_t>(S) * 4, 0);
-    d_count_lag.assign(static_cast<size_t>(S) * kLags, 0);
+    h_model_counts.assign(S, slot_model_counts{});
     for (int ns = 0; ns < S; ++ns) {
-        size_t n_power = 0, n_pw = 0;
+        slot_model_counts& c = h_model_counts[ns];
         for (int t = 0; t < d_n_tx; ++t) {
             const auto& p = cpu.d_ports[static_cast<size_t>(ns) * d_n_tx + t];
             port_table pt{};
@@ -552,19 +569,18 @@ channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
                 pt.n_lag[li] = static_cast<int>(p.lag_pairs[li].size());
                 for (const auto& ij : p.lag_pairs[li])
                     lag.push_back(make_int2(ij.first, ij.second));
-                d_count_lag[ns * kLags + li] += p.lag_pairs[li].size() * d_n_rx;
+                c.count_lag[li] += p.lag_pairs[li].size() * d_n_rx;
             }
             d_host_ports.push_back(pt);
-            n_pw += p.k.size() * d_n_rx;
+            c.pattern[t] = p.pattern;
+            c.n_pw += p.k.size() * d_n_rx;
             if (t < d_noise_ports) {
-                n_power += p.k.size() * d_n_rx;
+                c.n_power += p.k.size() * d_n_rx;
                 for (int d = 2; d <= 3; ++d)
                     if (p.k.size() >= static_cast<size_t>(d) + 1)
-                        d_count[ns * 4 + d] += (p.k.size() - d) * d_n_rx;
+                        c.count[d] += (p.k.size() - d) * d_n_rx;
             }
         }
-        d_n_power.push_back(n_power);
-        d_n_pw.push_back(n_pw);
         const auto& k0 = cpu.d_ports[static_cast<size_t>(ns) * d_n_tx].k;
         d_d0.push_back(k0.size() > 1 ? k0[1] - k0[0] : 1);
     }
@@ -603,19 +619,7 @@ channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
     upload(d_table, h_table);
     d_model.reserve(1);
     h_model.reserve(1);
-    std::vector<slot_model_counts> counts(S);
-    for (int ns = 0; ns < S; ++ns) {
-        slot_model_counts& c = counts[ns];
-        for (int d = 0; d < 4; ++d)
-            c.count[d] = d_count[ns * 4 + d];
-        c.n_power = d_n_power[ns];
-        c.n_pw = d_n_pw[ns];
-        for (int li = 0; li < kLags; ++li)
-            c.count_lag[li] = d_count_lag[ns * kLags + li];
-        for (int t = 0; t < kMaxPorts; ++t)
-            c.pattern[t] = t < d_n_tx ? cpu.d_ports[static_cast<size_t>(ns) * d_n_tx + t].pattern : 0;
-    }
-    upload(d_model_counts, counts);
+    upload(d_model_counts, h_model_counts);
     std::vector<device_model_args> args(S);
     for (int ns = 0; ns < S; ++ns)
         args[ns] = { d_model_counts.get() + ns, d_sums.get(), d_n_tx * d_n_rx,
@@ -812,29 +816,12 @@ double channel_estimation_cuda::enqueue(int ns,
     d_stats_wait.wait(s);
     d_t_stats = d_timeline ? call_timeline::now_ns() : 0;
 
-    // The model, as channel_estimation::estimate() decides it: the pairs' and the ports'
-    // sums combined in the order (t, r) and t.
-    const double* hs = h_sums.get();
-    double sum[4] = { 0, 0, 0, 0 }, power = 0.0;
-    for (int pair = 0; pair < d_noise_ports * d_n_rx; ++pair) {
-        sum[2] += hs[pair * kPairSums];
-        sum[3] += hs[pair * kPairSums + 1];
-        power += hs[pair * kPairSums + 2];
-    }
-    const double nv = channel_estimation::noise_variance(
-        sum, &d_count[static_cast<size_t>(ns) * 4], power, d_n_power[ns]);
+    double nv = 0.0;
+    int b_idx = 0, snr_idx = 0;
+    decide_cell(h_sums.get(), n_pairs, d_noise_ports * d_n_rx, d_n_tx, h_model_counts[ns],
+                d_b_max, nv, b_idx, snr_idx);
     if (std::isnan(nv))
         return nv;
-    const double* ps = hs + n_pairs * kPairSums;
-    double pw = 0.0, sum_lag[kLags] = {};
-    for (int t = 0; t < d_n_tx; ++t) {
-        pw += ps[t * kPortSums];
-        for (int li = 0; li < kLags; ++li)
-            sum_lag[li] += ps[t * kPortSums + 1 + li];
-    }
-    int b_idx = 0, snr_idx = 0;
-    d_cpu.model_indices(
-        pw, d_n_pw[ns], sum_lag, &d_count_lag[static_cast<size_t>(ns) * kLags], nv, b_idx, snr_idx);
     // Bounded like the CPU's cache; nothing in flight uses the weights here.
     if (d_filters.size() + d_n_tx > 128)
         clear_filters();

@@ -525,25 +525,6 @@ void wiener_dispatch(int n_rx, const wiener_input& in, int k0, int k1, std::comp
 }
 } // namespace
 
-double channel_estimation::noise_variance(const double* sum,
-                                          const size_t* count,
-                                          double power,
-                                          size_t n_power)
-{
-    return model::noise_variance(sum, count, power, n_power);
-}
-
-void channel_estimation::model_indices(double pw,
-                                       size_t n_pw,
-                                       const double* sum_lag,
-                                       const size_t* count_lag,
-                                       double nv,
-                                       int& b_idx,
-                                       int& snr_idx) const
-{
-    model::grid_cell(pw, n_pw, sum_lag, count_lag, nv, d_max_delay_s / 4.0, b_idx, snr_idx);
-}
-
 float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
 {
     if (ns < 0 || ns >= lte_numerology::slots_per_frame)
@@ -600,7 +581,7 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
             n_power += ports[t].k.size();
             s1 += d_pair_delay[pair];
         }
-    const double nv = noise_variance(sum, count, power, n_power);
+    const double nv = model::noise_variance(sum, count, power, n_power);
     const bool ok = !std::isnan(nv);
     if (!ok) {
         // Unusable slot: plain interpolation (propagates NaN / zeros), NaN noise.
@@ -689,7 +670,7 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
         }
     }
     int b_idx = 0, snr_idx = 0;
-    model_indices(pw, n_pw, sum_lag, count_lag, nv, b_idx, snr_idx);
+    model::grid_cell(pw, n_pw, sum_lag, count_lag, nv, d_max_delay_s / 4.0, b_idx, snr_idx);
 
     // 4. Wiener smoothing / interpolation, then the mean-delay phase back; blocks of
     // subcarriers in parallel, all pairs of a subcarrier together (contiguous in H).

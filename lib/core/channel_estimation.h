@@ -165,30 +165,10 @@ public:
     static constexpr int k_lags = 5;
 
 private:
-    // The GPU version reads the pilot tables, shares the filter cache and the model's
-    // decisions below, and falls back to estimate() for unusable slots.
+    // The GPU version reads the pilot tables, shares the filter cache (its model's
+    // decisions are channel_model.h's, as here), and falls back to estimate() for
+    // unusable slots.
     friend class channel_estimation_cuda;
-
-    /*!
-     * The slot's noise variance from the ports 0/1 pairs' sums (difference energies of
-     * orders 2 and 3 in sum[2..3] / count[2..3], the pilot power over n_power pilots),
-     * floored at a 60 dB SNR; NaN when the slot is unusable (non-finite or zero).
-     */
-    static double noise_variance(const double* sum,
-                                 const size_t* count,
-                                 double power,
-                                 size_t n_power);
-    /*!
-     * The Wiener filter's grid indices (spread b, SNR) from the derotated pilots' power
-     * pw over n_pw values and the spread fit's lag sums (count_lag terms each).
-     */
-    void model_indices(double pw,
-                       size_t n_pw,
-                       const double* sum_lag,
-                       const size_t* count_lag,
-                       double nv,
-                       int& b_idx,
-                       int& snr_idx) const;
 
     /*!
      * Persistent workers: run(n, f) calls f(0..n-1) on the caller and the workers and
