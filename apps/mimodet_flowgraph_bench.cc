@@ -128,6 +128,7 @@ struct options {
     std::string gpu_wait = "spin";    // how the receiver's host thread waits for the GPU
     int antenna_threads = 0;          // ofdm_sync's and ofdm_demod's threads; 0: default
     int gpu_lanes = 0;                // GPU receivers' lanes; 0: the blocks' default
+    int sync_ahead = -1;              // ofdm_sync takes the next slot's input in early; -1: default
     bool input_copy = false;          // time domain on the GPU: copy slots, not register
     int chunks = 1; // time domain: pieces per slot the source hands over
     int sorted_qr = -1;
@@ -146,6 +147,8 @@ struct options {
     int slice_us = 0;           // time slice for every thread, us (0: the kernel's)
     int src_spin_us = 200;      // paced source: spin this long before a hand-over
     int src_buffer_slots = 0;   // the source's output buffer, slots (0: GNU Radio's size)
+    double stall_ms = 0;        // paced source: hold the hand-overs this long, now and then
+    double stall_every_ms = 500; // ... at this period
     bool pin = false;           // each block on CPUs of its own (GRC's Core Affinity)
 };
 
@@ -193,6 +196,10 @@ void usage()
            "                     10 MHz)\n"
            "  --gpu-lanes N      lanes of a GPU receiver or detector, 1..4\n"
            "                     (MIMODET_GPU_LANES; default 0: 2, 1 with a PSD deadline)\n"
+           "  --sync-ahead 0|1   time domain: whether ofdm_sync takes the next slot's input\n"
+           "                     in the call that puts a slot out (MIMODET_SYNC_AHEAD;\n"
+           "                     default: the block's, 1; 0: only in the call that puts\n"
+           "                     that slot out, as before 2026-11-24, eighteenth session)\n"
            "  --input-copy       time domain, demodulation in the receiver on the GPU: copy\n"
            "                     each slot to page-locked memory instead of uploading it\n"
            "                     from the registered input buffers (MIMODET_INPUT_REGISTER=0)\n"
@@ -239,6 +246,12 @@ void usage()
            "                     the Min Output Buffer of a radio source in GRC: the samples\n"
            "                     a stalled receiver left behind wait there, to be taken\n"
            "                     in larger pieces\n"
+           "  --stall-ms X       paced source: every --stall-every-ms (default 500) it holds\n"
+           "                     its hand-overs for X ms (0..1000, default 0: never), as a\n"
+           "                     radio driver's thread the host does not run: the slots\n"
+           "                     due meanwhile come late, all at once, and the table's\n"
+           "                     late_slots / stalls column gives the late slots each\n"
+           "                     stall costs while the receiver catches up\n"
            "  --seconds S        measured window per run (default 3)\n"
            "  --warmup S         seconds after the first slot out before measuring "
            "(default 1)\n"
@@ -338,6 +351,10 @@ options parse(int argc, char** argv)
             o.gpu_lanes = static_cast<int>(to_int(a, next()));
             if (o.gpu_lanes < 0 || o.gpu_lanes > 4)
                 throw std::invalid_argument("--gpu-lanes must be 0..4");
+        } else if (a == "--sync-ahead") {
+            o.sync_ahead = static_cast<int>(to_int(a, next()));
+            if (o.sync_ahead < 0 || o.sync_ahead > 1)
+                throw std::invalid_argument("--sync-ahead must be 0 or 1");
         } else if (a == "--est-backend") {
             o.est_backend = next();
             if (o.est_backend != "cpu" && o.est_backend != "cuda" && o.est_backend != "auto")
@@ -402,6 +419,10 @@ options parse(int argc, char** argv)
             o.src_spin_us = static_cast<int>(to_int(a, next()));
         else if (a == "--src-buffer-slots")
             o.src_buffer_slots = static_cast<int>(to_int(a, next()));
+        else if (a == "--stall-ms")
+            o.stall_ms = to_double(a, next());
+        else if (a == "--stall-every-ms")
+            o.stall_every_ms = to_double(a, next());
         else if (a == "--slice-us")
             o.slice_us = static_cast<int>(to_int(a, next()));
         else if (a == "-h" || a == "--help") {
@@ -468,6 +489,14 @@ options parse(int argc, char** argv)
         throw std::invalid_argument("--src-spin-us must be 0..1000");
     if (o.src_buffer_slots < 0 || o.src_buffer_slots > 64)
         throw std::invalid_argument("--src-buffer-slots must be 0..64");
+    if (!(o.stall_ms >= 0 && o.stall_ms <= 1000))
+        throw std::invalid_argument("--stall-ms must be 0..1000");
+    if (!(o.stall_every_ms > o.stall_ms && o.stall_every_ms <= 60000))
+        throw std::invalid_argument("--stall-every-ms must be above --stall-ms, at most 60000");
+    if (o.stall_ms > 0)
+        for (double r : o.rates)
+            if (r == 0)
+                throw std::invalid_argument("--stall-ms needs a paced source (--rate > 0)");
     return o;
 }
 
@@ -486,6 +515,7 @@ struct shared_state {
     //! or after its entry time; later when the source's thread ran late).
     std::vector<std::atomic<int64_t>> handed;
     std::atomic<uint64_t> emitted{ 0 }; //!< slots handed to the receiver
+    std::atomic<uint64_t> stalls{ 0 };  //!< --stall-ms: stalls the source has made so far
     std::atomic<bool> stop{ false };    //!< the source ends the stream
 
     shared_state() : stamp(cap), handed(cap) {}
@@ -515,6 +545,8 @@ public:
                 double rate,
                 int chunks,
                 int spin_us,
+                double stall_ms,
+                double stall_every_ms,
                 shared_state& st)
         : gr::sync_block("slot_replay",
                          gr::io_signature::make(0, 0, 0),
@@ -523,7 +555,9 @@ public:
                                                 sizeof(gr_complex) * vlen)),
           d_data(std::move(data)), d_n_slots(n_slots), d_per_slot(items_per_slot),
           d_vlen(vlen), d_chunks(chunks), d_per_chunk(items_per_slot / chunks),
-          d_period_ns(rate > 0 ? 1e9 / rate : 0), d_spin_ns(1000ll * spin_us), d_st(st),
+          d_period_ns(rate > 0 ? 1e9 / rate : 0), d_spin_ns(1000ll * spin_us),
+          d_stall_ns(static_cast<int64_t>(stall_ms * 1e6)),
+          d_stall_every_ns(static_cast<int64_t>(stall_every_ms * 1e6)), d_st(st),
           d_key(pmt::mp("slot")),
           d_src(pmt::mp("slot_replay"))
     {
@@ -551,8 +585,18 @@ public:
         if (d_period_ns > 0) {
             if (d_t0 < 0) {
                 d_t0 = shared_state::now_ns();
+                d_next_stall = d_t0 + d_stall_every_ns;
                 // This thread's sleeps end on time (default slack: up to 50 us late).
                 prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+            }
+            if (d_stall_ns > 0 && shared_state::now_ns() >= d_next_stall) {
+                // --stall-ms: this thread does not run for a while; what falls due
+                // meanwhile is handed over afterwards, as fast as the buffer takes it.
+                if (!wait_until(d_next_stall + d_stall_ns))
+                    return WORK_DONE;
+                d_st.stalls.fetch_add(1);
+                while (d_next_stall <= shared_state::now_ns())
+                    d_next_stall += d_stall_every_ns;
             }
             const int64_t now = shared_state::now_ns();
             const int64_t due = static_cast<int64_t>(std::floor((now - d_t0) / chunk_ns)) +
@@ -632,6 +676,8 @@ private:
     int d_n_slots, d_per_slot, d_vlen, d_chunks, d_per_chunk;
     double d_period_ns;
     int64_t d_spin_ns;
+    int64_t d_stall_ns, d_stall_every_ns;
+    int64_t d_next_stall = 0;
     int64_t d_t0 = -1;
     uint64_t d_chunk = 0;
     std::vector<uint64_t> d_completed; //!< slots whose last chunk this call hands over
@@ -1231,6 +1277,8 @@ struct run_result {
     double window_s = 0;
     uint64_t slots = 0, lost = 0, bad = 0, est_bad = 0, misaligned = 0, sync_missed = 0;
     uint64_t truncated = 0; //!< slots with PSD searches cut short by the deadline
+    uint64_t late = 0;      //!< slots later than 1 ms (the target's p99 bound)
+    uint64_t stalls = 0;    //!< --stall-ms: stalls the source made during the window
     double steal_pct = NAN; //!< stolen share of the CPU time wanted in the window
     double cpus = NAN;      //!< CPU time of this process in the window / window (cores)
     int first_ns = -1;
@@ -1330,7 +1378,7 @@ run_result run_one(const options& o,
     auto tb = gr::make_top_block("mimodet_flowgraph_bench");
     auto src = std::make_shared<slot_replay>(
         tx.rx, tx.n_slots, tx.items_per_slot, tx.vlen, rate, freq ? 1 : o.chunks,
-        o.src_spin_us, st);
+        o.src_spin_us, o.stall_ms, o.stall_every_ms, st);
     if (o.src_buffer_slots > 0)
         src->set_min_output_buffer(static_cast<long>(o.src_buffer_slots) * tx.items_per_slot);
     channel_estimator::sptr est;
@@ -1448,6 +1496,7 @@ run_result run_one(const options& o,
 
     meter->record(true);
     const auto c0 = meter->counters();
+    const uint64_t stalls0 = st.stalls.load();
     const uint64_t bad0 = bad_slots(), est_bad0 = est_bad_slots();
     const uint64_t trunc0 = truncated_slots();
     const uint64_t missed0 = sync ? sync->pss_missed() : 0;
@@ -1485,6 +1534,7 @@ run_result run_one(const options& o,
     std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
     const auto c1 = meter->counters();
     const auto t1 = steady::now();
+    res.stalls = st.stalls.load() - stalls0;
     const cpu_ticks k1 = read_cpu_ticks();
     // The threads' statistics are read before the flowgraph stops (its tag is made below).
     const std::string sched_tmp = o.trace.empty() ? "" : o.trace + "_sched.tmp";
@@ -1566,6 +1616,8 @@ run_result run_one(const options& o,
         res.p50 = percentile(lat, 0.50);
         res.p99 = percentile(lat, 0.99);
         res.pmax = *std::max_element(lat.begin(), lat.end());
+        res.late = static_cast<uint64_t>(
+            std::count_if(lat.begin(), lat.end(), [](double ms) { return ms > 1.0; }));
     }
     if (o.perf) {
         // The receiver block with the largest busy fraction (the source sleeps when paced
@@ -1611,6 +1663,7 @@ int main(int argc, char** argv)
         { "MIMODET_ANTENNA_THREADS",
           o.antenna_threads > 0 ? std::to_string(o.antenna_threads) : "" },
         { "MIMODET_GPU_LANES", o.gpu_lanes > 0 ? std::to_string(o.gpu_lanes) : "" },
+        { "MIMODET_SYNC_AHEAD", o.sync_ahead >= 0 ? std::to_string(o.sync_ahead) : "" },
         { "MIMODET_INPUT_REGISTER", o.input_copy ? "0" : "" },
         { "MIMODET_GPU_WAIT", o.gpu_wait },
     };
@@ -1650,7 +1703,8 @@ int main(int argc, char** argv)
                "lost_slots,misaligned,pss_missed,first_ns,first_k,busy_src,busy_sync,"
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
                "slots,chunks,steal_pct,cpus,est_backend,receiver,awake,slice_us,src_spin_"
-               "us,pin,demod,gpu_wait,antenna_threads,gpu_lanes,input_copy,src_buffer_slots,error\n";
+               "us,pin,demod,gpu_wait,antenna_threads,gpu_lanes,input_copy,src_buffer_slots,late_slots,"
+               "stalls,stall_ms,sync_ahead,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1764,8 +1818,10 @@ int main(int argc, char** argv)
                                                        (o.gpu_wait == "block" ? " wait:block" : "") +
                                                        (o.antenna_threads ? " ant-threads:" + std::to_string(o.antenna_threads) : "") +
                                                        (o.gpu_lanes ? " lanes:" + std::to_string(o.gpu_lanes) : "") +
+                                                       (o.sync_ahead >= 0 && dom == "time" ? " sync-ahead:" + std::to_string(o.sync_ahead) : "") +
                                                        (o.input_copy ? " input-copy" : "") +
-                                                       (o.src_buffer_slots ? " srcbuf:" + std::to_string(o.src_buffer_slots) : "");
+                                                       (o.src_buffer_slots ? " srcbuf:" + std::to_string(o.src_buffer_slots) : "") +
+                                                       (o.stall_ms > 0 && rate > 0 ? " stall:" + std::to_string(static_cast<int>(o.stall_ms)) : "");
                                     char buf[64];
                                     for (const auto& b : r.busy) {
                                         std::snprintf(buf,
@@ -1800,6 +1856,13 @@ int main(int argc, char** argv)
                                         r.cpus,
                                         r.bottleneck.c_str(),
                                         busy.c_str());
+                                    if (r.stalls)
+                                        std::printf("      note: %llu stalls of %g ms, %llu "
+                                                    "slots later than 1 ms (%.1f a stall)\n",
+                                                    static_cast<unsigned long long>(r.stalls),
+                                                    o.stall_ms,
+                                                    static_cast<unsigned long long>(r.late),
+                                                    double(r.late) / r.stalls);
                                     if (r.truncated)
                                         std::printf("      note: %llu slots truncated by "
                                                     "the %g us deadline\n",
@@ -1855,7 +1918,9 @@ int main(int argc, char** argv)
                                         << (dom == "time" ? o.demod : "none") << ','
                                         << o.gpu_wait << ',' << o.antenna_threads << ','
                                         << o.gpu_lanes << ',' << (o.input_copy ? 1 : 0) << ','
-                                        << o.src_buffer_slots << ',' << err
+                                        << o.src_buffer_slots << ',' << r.late << ','
+                                        << r.stalls << ',' << (rate > 0 ? o.stall_ms : 0.0)
+                                        << ',' << o.sync_ahead << ',' << err
                                         << '\n';
                                     csv.flush();
                                 }

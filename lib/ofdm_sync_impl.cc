@@ -7,6 +7,7 @@
 
 #include "ofdm_sync_impl.h"
 #include "core/worker_pool.h"
+#include "detector_block_common.h"
 #include <gnuradio/io_signature.h>
 #include <algorithm>
 #include <stdexcept>
@@ -55,6 +56,9 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
              core::antenna_threads(lte_numerology::from_bandwidth(bandwidth_mhz).fft_size,
                                    n_rx)),
       d_slot_key(pmt::mp("slot")),
+      // MIMODET_SYNC_AHEAD=0: the next slot's input only in the call that puts it out
+      // (measurements only).
+      d_take_ahead(env_override("MIMODET_SYNC_AHEAD", 0, 1, 1) == 1),
       d_in(n_rx),
       d_out(n_rx)
 {
@@ -89,10 +93,13 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
 void ofdm_sync_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
 {
     // What the synchroniser needs for its next step (the rest of the next slot and a
-    // little lookahead when locked), at most noutput_items.
-    const int64_t want = std::min<int64_t>(d_sync.samples_wanted(), noutput_items);
+    // little lookahead when locked), at most noutput_items; nothing when that step's
+    // input was taken in already (a slot is ready to go out).
+    const int64_t want = d_sync.step_ready() && !d_idle_call
+                             ? 0
+                             : std::min<int64_t>(d_sync.samples_wanted(), noutput_items);
     for (auto& r : ninput_items_required)
-        r = static_cast<int>(std::max<int64_t>(1, want));
+        r = static_cast<int>(want);
 }
 
 int ofdm_sync_impl::general_work(int noutput_items,
@@ -105,20 +112,29 @@ int ofdm_sync_impl::general_work(int noutput_items,
     int consumed = 0, produced = 0;
     lte_sync::slot_info info;
     // One slot per call: a slot goes downstream as soon as it is out, before the PSS
-    // search that follows a slot 0/10 (lte_sync::slot_sync) runs in the next call.
-    while (produced == 0 && d_slot <= noutput_items) {
-        for (int a = 0; a < d_n_rx; ++a)
-            d_out[a] = static_cast<gr_complex*>(output_items[a]) + produced;
-        if (d_sync.pop_slot(d_out, info)) {
+    // search that follows a slot 0/10 (lte_sync::slot_sync) runs in the next call. The
+    // call that puts a slot out still takes in the input of the next step (without
+    // running it), so that the upstream block gets its buffer space back now: after a
+    // stall, a radio source blocked on a full buffer then writes the next slot while
+    // this block works on the one before, instead of after it.
+    for (;;) {
+        if (produced == 0) {
+            if (d_slot > noutput_items)
+                break;
             for (int a = 0; a < d_n_rx; ++a)
-                add_item_tag(
-                    a, nitems_written(a) + produced, d_slot_key, pmt::from_long(info.ns));
-            d_slots++;
-            d_cfo = info.cfo;
-            d_sro = info.sro_ppm;
-            d_resampling = info.resampled;
-            produced += d_slot;
-            continue;
+                d_out[a] = static_cast<gr_complex*>(output_items[a]);
+            if (d_sync.pop_slot(d_out, info)) {
+                for (int a = 0; a < d_n_rx; ++a)
+                    add_item_tag(a, nitems_written(a), d_slot_key, pmt::from_long(info.ns));
+                d_slots++;
+                d_cfo = info.cfo;
+                d_sro = info.sro_ppm;
+                d_resampling = info.resampled;
+                produced = d_slot;
+                continue;
+            }
+        } else if (!d_take_ahead || d_sync.step_ready()) {
+            break; // the next step runs in the next call
         }
         // Feed only what the next step needs, so that unprocessed input stays upstream.
         const int n = static_cast<int>(
@@ -130,6 +146,9 @@ int ofdm_sync_impl::general_work(int noutput_items,
         d_sync.push(d_in, n);
         consumed += n;
     }
+    // A call that neither took input nor put a slot out must not be repeated at once
+    // (forecast's 0 would make the scheduler spin): the next one waits for input.
+    d_idle_call = produced == 0 && consumed == 0;
     d_locked = d_sync.locked();
     d_missed = d_sync.pss_missed();
     consume_each(consumed);

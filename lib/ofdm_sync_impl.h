@@ -41,6 +41,8 @@ private:
     const int d_slot;
     lte_sync::slot_sync d_sync;
     const pmt::pmt_t d_slot_key;
+    const bool d_take_ahead; //!< the next step's input taken in when a slot goes out
+    bool d_idle_call = false; //!< the last call took no input and put nothing out
     std::atomic<double> d_cfo{ 0.0 };
     std::atomic<bool> d_locked{ false };
     std::atomic<uint64_t> d_slots{ 0 };

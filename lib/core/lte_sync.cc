@@ -916,15 +916,16 @@ void slot_sync::discard_before(int64_t n)
     d_base += k;
 }
 
+int64_t slot_sync::input_needed() const
+{
+    if (!d_locked)
+        return d_next_lag + d_block + d_n - 1; // the next block of metric lags
+    return d_pss_pending ? pss_input_end() : slot_input_end();
+}
+
 int64_t slot_sync::samples_wanted() const
 {
-    int64_t need;
-    if (!d_locked) {
-        need = d_next_lag + d_block + d_n - 1; // the next block of metric lags
-    } else {
-        need = d_pss_pending ? pss_input_end() : slot_input_end();
-    }
-    return std::max<int64_t>(1, need - end());
+    return std::max<int64_t>(1, input_needed() - end());
 }
 
 int64_t slot_sync::slot_input_end() const

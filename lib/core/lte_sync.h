@@ -329,6 +329,9 @@ public:
     bool pop_slot(const std::vector<cf*>& out, slot_info& info);
     //! Input samples the synchroniser wants before it can make progress (>= 1).
     int64_t samples_wanted() const;
+    //! True when the input of the next step (an acquisition block, a tracking search or
+    //! a slot) is all in: pop_slot() makes progress without another push().
+    bool step_ready() const { return input_needed() <= end(); }
     bool locked() const { return d_locked; }
     //! Tracking searches that found no PSS, so far (also those that dropped the lock,
     //! which the next slot's slot_info does not report: that slot is the new lock's).
@@ -380,6 +383,7 @@ private:
     //! the second PSS in a row off the line the same way; the line moved to it).
     int clock_update(int64_t n, double t, double sigma);
     double clock_pos(int64_t n) const { return d_clk_a + d_clk_b * static_cast<double>(n); }
+    int64_t input_needed() const;   //!< input the next step needs (exclusive end)
     int64_t slot_input_end() const; //!< input needed to emit the next slot (exclusive)
     //! The pending PSS search: the input it needs (exclusive), and running it (it may drop
     //! the lock).

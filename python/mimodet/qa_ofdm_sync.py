@@ -326,6 +326,56 @@ class qa_ofdm_sync(gr_unittest.TestCase):
         self.assertEqual(len(slow.queued), expect.shape[1] // S)
         self.assertGreaterEqual(max(slow.queued), 4, slow.queued)
 
+    def test_014_takes_the_next_slot_in_when_a_slot_goes_out(self):
+        # The call that puts a slot out also takes in the next slot's input, so that a
+        # source blocked on a full buffer (after a stall) gets its space back a call
+        # earlier. Seen from a slow consumer: the synchroniser's input runs a whole slot
+        # ahead of its output. With MIMODET_SYNC_AHEAD=0 (read when the block is made) it
+        # does not; the slots are the same either way.
+        import os
+        import time
+        rng = np.random.default_rng(14)
+        num = mimodet.lte_numerology.from_bandwidth(5)
+        S = num.slot_samples()
+        offset = 1500
+        rx, _, _ = make_signal(5, 1, 1, 5, 24, 0, offset, 0.2, 30.0, rng)
+        _, expect, _ = run_sync(5, 1, 5, rx)
+        leads = {}
+        for ahead in ("1", "0"):
+            os.environ["MIMODET_SYNC_AHEAD"] = ahead
+            try:
+                sync = mimodet.ofdm_sync(5, 1, 5)
+            finally:
+                del os.environ["MIMODET_SYNC_AHEAD"]
+            lead = []
+
+            class slow_consumer(gr.basic_block):
+                def __init__(self):
+                    gr.basic_block.__init__(self, "slow_consumer", [np.complex64],
+                                            [np.complex64])
+                    self.set_output_multiple(S)
+
+                def forecast(self, noutput_items, ninputs):
+                    return [S]
+
+                def general_work(self, ins, outs):
+                    time.sleep(0.005) # the synchroniser waits on its full output buffer
+                    lead.append(sync.nitems_read(0) - sync.nitems_written(0) - offset)
+                    outs[0][:S] = ins[0][:S]
+                    self.consume(0, S)
+                    return S
+
+            tb = gr.top_block()
+            slow = slow_consumer()
+            snk = blocks.vector_sink_c()
+            tb.connect(blocks.vector_source_c(rx[0].tolist(), False), sync, slow, snk)
+            tb.run()
+            np.testing.assert_array_equal(np.array(snk.data(), dtype=np.complex64),
+                                          expect[0], f"MIMODET_SYNC_AHEAD={ahead}")
+            leads[ahead] = max(lead)
+        self.assertGreaterEqual(leads["1"], S, leads)
+        self.assertLess(leads["0"], S, leads)
+
 
 if __name__ == "__main__":
     gr_unittest.run(qa_ofdm_sync)
