@@ -166,6 +166,8 @@ int gpu_lanes(bool deadline)
     return env_override("MIMODET_GPU_LANES", 1, 4, deadline ? 1 : 2);
 }
 
+int receiver_gpu_lanes() { return env_override("MIMODET_GPU_LANES", 1, 4, 2); }
+
 long output_buffer_items(size_t items_per_slot, size_t slots_per_call)
 {
     return static_cast<long>(items_per_slot * (2 * slots_per_call + 1));

@@ -76,12 +76,22 @@ int env_override(const char* name, int lo, int hi, int fallback);
 int estimator_threads(const std::string& block, int threads, int n_tx, int n_rx);
 
 /*!
- * Detector lanes of a CUDA block: 2, or 1 with a PSD deadline (the budgeted search fills
- * the GPU until its deadline, so a second lane's search only waits for it: on the H100
- * psd's p99 was higher with two lanes, docs/PERFORMANCE.md, run H).
+ * Detector lanes of a CUDA mimo_detector: 2, or 1 with a PSD deadline (the budgeted
+ * search fills the GPU until its deadline, so a second lane's search only waits for it:
+ * on the H100 psd's p99 was higher with two lanes, docs/PERFORMANCE.md, run H).
  * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
  */
 int gpu_lanes(bool deadline);
+
+/*!
+ * Lanes of a CUDA mimo_receiver: 2, also with a PSD deadline. Since ofdm_sync takes the
+ * next slot's input in early, a backlog after a stall reaches the receiver two slots at a
+ * time, and psd's second lane drains it faster: on the H100, 4 ms stalls cost 12.7 late
+ * slots each against 17.1 with one lane, with the same latency on time
+ * (docs/PERFORMANCE.md, eighteenth session, runs D1 and D2).
+ * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
+ */
+int receiver_gpu_lanes();
 
 /*!
  * Output buffer (items) for a block that puts out up to `slots_per_call` slots of

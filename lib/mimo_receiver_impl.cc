@@ -118,7 +118,7 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
     // GPU: further lanes, each with its own estimator and detector (streams, device and
     // pinned buffers), receive other queued slots at the same time.
     if (gpu)
-        for (int l = 1; l < gpu_lanes(d_deadline); ++l)
+        for (int l = 1; l < receiver_gpu_lanes(); ++l)
             d_lanes.push_back(std::make_unique<core::slot_receiver>(
                 grid, cfg.n_rx, detector::make(cfg), est_threads, true, backoff));
     d_max_per_slot = d_lanes[0]->detection().max_values_per_slot();

@@ -325,11 +325,6 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
     const auto num = lte_numerology::from_bandwidth(mhz);
     const lte_grid grid(num, nt, cell);
     const auto slots = qa::make_slots(num, nt, nr, cell, n_slots, 25.0, 0.0, 1000.0, 18);
-    call_timelines timelines;
-    auto blk = mimo_receiver::make("psd", mhz, nt, nr, "16qam", cell, "cuda", false, {}, {},
-                                   -1, -1, -1, 0.0f, 0, true, 0.0, 0, true);
-    timelines.off();
-    EXPECT_TRUE(blk->time_domain());
     // The reference: the core's fused time-domain path, slot by slot.
     core::slot_receiver rx(
         grid, nr, detector::make(qa::receiver_config({ mhz, nt, nr, cell, modulation::qam16, "psd", "cuda" })), 1, true, -1);
@@ -353,6 +348,15 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
         tag.value = pmt::from_long(slots[i].ns);
         tags.push_back(tag);
     }
+    // psd without a deadline, and with one so long that no search is cut short: the same
+    // bits either way, and two lanes either way (queued slots two in a call).
+    for (const double deadline_us : { 0.0, 1e6 }) {
+    SCOPED_TRACE("deadline_us " + std::to_string(deadline_us));
+    call_timelines timelines;
+    auto blk = mimo_receiver::make("psd", mhz, nt, nr, "16qam", cell, "cuda", false, {}, {},
+                                   -1, -1, -1, 0.0f, 0, true, deadline_us, 0, true);
+    timelines.off();
+    EXPECT_TRUE(blk->time_domain());
     auto tb = gr::make_top_block("qa_gpu_slot_receiver_time");
     for (int r = 0; r < nr; ++r) {
         auto src = gr::blocks::vector_source_c::make(samples[r], false, 1,
@@ -368,10 +372,11 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
     EXPECT_EQ(blk->slots_processed(), static_cast<uint64_t>(n_slots));
     EXPECT_EQ(blk->bad_slots(), 0u);
     EXPECT_EQ(blk->untagged_slots(), 0u);
-    // psd without a deadline: two lanes, and queued slots two in a call.
+    EXPECT_EQ(blk->truncated_slots(), 0u);
     tb.reset();
     blk.reset();
     EXPECT_EQ(timelines.max_slots_per_call("receiver"), 2);
+    }
 }
 
 TEST(gpu_slot_receiver, time_domain_registered_input_memory)

@@ -32,12 +32,13 @@ namespace mimodet {
  * With backend cuda, a slot's grids go to the GPU once: the channel estimator's kernels
  * (channel_estimator with backend cuda) read its pilots there and write H next to the
  * grids, where the detector's kernels read it. The slot's H never comes back to the host,
- * and there is no hand-over between two blocks. The host waits twice per slot: for the
- * pilot statistics (the noise and filter model stays on the CPU) and for the outputs.
+ * and there is no hand-over between two blocks. The device decides the noise and filter
+ * model too, so the host waits once per slot, for the outputs (a slot whose filter is
+ * not on the device yet runs again through the host's model).
  * With backend cpu the block runs the CPU estimator, then the CPU detector, one after the
  * other in its thread (channel_estimator and mimo_detector overlap them in two threads,
  * and sustain more slots per second on the CPU: docs/PERFORMANCE.md). The results are
- * those of the two blocks with the same backend. Two lanes (one with a PSD deadline)
+ * those of the two blocks with the same backend. Two lanes (also with a PSD deadline)
  * work on two queued slots at once on the GPU.
  *
  * With time_domain, the inputs are instead the n_rx time-domain streams of ofdm_sync
