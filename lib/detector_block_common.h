@@ -87,7 +87,7 @@ int gpu_lanes(bool deadline);
  * Lanes of a CUDA mimo_receiver: 2, also with a PSD deadline. Since ofdm_sync takes the
  * next slot's input in early, a backlog after a stall reaches the receiver two slots at a
  * time, and psd's second lane drains it faster: on the H100, 4 ms stalls cost 12.7 late
- * slots each against 17.1 with one lane, with the same latency on time
+ * slots each against 19.6 with one lane, with the same latency on time
  * (docs/PERFORMANCE.md, eighteenth session, runs D1 and D2).
  * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
  */
