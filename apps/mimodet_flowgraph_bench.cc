@@ -116,6 +116,7 @@ struct options {
     double doppler = -1;
     double cfo = 0;
     double seconds = 3;
+    double sub_window_s = 3; // p99 also over consecutive sub-windows of this length
     double warmup = 1;
     double first_slot_timeout = 120;
     int slots = 40;
@@ -255,6 +256,10 @@ void usage()
            "                     late_slots / stalls column gives the late slots each\n"
            "                     stall costs while the receiver catches up\n"
            "  --seconds S        measured window per run (default 3)\n"
+           "  --sub-window-s S   also split each window into consecutive sub-windows of S\n"
+           "                     seconds (by exit time; the last takes the remainder) and\n"
+           "                     report how many held p99 <= 1 ms and the worst p99\n"
+           "                     (default 3, the window of earlier sessions' rounds)\n"
            "  --warmup S         seconds after the first slot out before measuring "
            "(default 1)\n"
            "  --first-timeout S  give up on a run whose first slot is not out after S "
@@ -387,6 +392,8 @@ options parse(int argc, char** argv)
             o.rates = split_map(a, next(), to_double);
         else if (a == "--seconds")
             o.seconds = to_double(a, next());
+        else if (a == "--sub-window-s")
+            o.sub_window_s = to_double(a, next());
         else if (a == "--warmup")
             o.warmup = to_double(a, next());
         else if (a == "--first-timeout")
@@ -460,6 +467,8 @@ options parse(int argc, char** argv)
             throw std::invalid_argument("--rate: values must be 0 (unthrottled) .. 1e6");
     if (o.seconds <= 0 || o.seconds > 3600)
         throw std::invalid_argument("--seconds must be in (0, 3600]");
+    if (!(o.sub_window_s > 0) || o.sub_window_s > 3600)
+        throw std::invalid_argument("--sub-window-s must be in (0, 3600]");
     if (o.warmup < 0 || o.warmup > 600)
         throw std::invalid_argument("--warmup must be in [0, 600]");
     if (o.first_slot_timeout <= 0 || o.first_slot_timeout > 3600)
@@ -1280,6 +1289,9 @@ struct run_result {
     uint64_t slots = 0, lost = 0, bad = 0, est_bad = 0, misaligned = 0, sync_missed = 0;
     uint64_t truncated = 0; //!< slots with PSD searches cut short by the deadline
     uint64_t late = 0;      //!< slots later than 1 ms (the target's p99 bound)
+    int sub_windows = 0;      //!< --sub-window-s: sub-windows of the window
+    int sub_held = 0;         //!< ... whose p99 is <= 1 ms
+    double sub_p99_worst = NAN; //!< ... the largest of their p99s, ms
     uint64_t stalls = 0;    //!< --stall-ms: stalls the source made during the window
     double steal_pct = NAN; //!< stolen share of the CPU time wanted in the window
     double cpus = NAN;      //!< CPU time of this process in the window / window (cores)
@@ -1329,6 +1341,31 @@ double percentile(std::vector<double>& v, double p)
         static_cast<size_t>(std::max(1.0, std::min<double>(rank, v.size()))) - 1;
     std::nth_element(v.begin(), v.begin() + i, v.end());
     return v[i];
+}
+
+//! p99 latency (ms) of each consecutive sub-window of `sub_s` seconds of the recording
+//! (from `start_ns`, `span_ns` long), by exit time; a remainder shorter than a sub-window
+//! joins the last one. So one long run also gives the statistic of several short windows.
+std::vector<double> sub_window_p99s(const std::vector<slot_meter::slot_times>& slots,
+                                    int64_t start_ns,
+                                    int64_t span_ns,
+                                    double sub_s)
+{
+    // The small allowance keeps a span of exactly k sub-windows (plus the recording's
+    // overhead) at k, not k - 1.
+    const size_t n =
+        std::max<size_t>(1, static_cast<size_t>(span_ns * 1e-9 / sub_s + 0.01));
+    std::vector<std::vector<double>> lat(n);
+    for (const auto& s : slots) {
+        const double t_s = std::max<int64_t>(0, s.exit_ns - start_ns) * 1e-9;
+        lat[std::min(n - 1, static_cast<size_t>(t_s / sub_s))].push_back(
+            (s.exit_ns - s.entry_ns) * 1e-6);
+    }
+    std::vector<double> p99s;
+    // A sub-window that no slot left counts as missed.
+    for (auto& l : lat)
+        p99s.push_back(l.empty() ? INFINITY : percentile(l, 0.99));
+    return p99s;
 }
 
 run_result run_one(const options& o,
@@ -1497,6 +1534,7 @@ run_result run_one(const options& o,
     std::this_thread::sleep_for(std::chrono::duration<double>(o.warmup));
 
     meter->record(true);
+    const int64_t rec0_ns = shared_state::now_ns();
     const auto c0 = meter->counters();
     const uint64_t stalls0 = st.stalls.load();
     const uint64_t bad0 = bad_slots(), est_bad0 = est_bad_slots();
@@ -1593,6 +1631,7 @@ run_result run_one(const options& o,
     if (wanted > 0)
         res.steal_pct = 100.0 * (k1.steal - k0.steal) / wanted;
     meter->record(false);
+    const int64_t rec1_ns = shared_state::now_ns();
     res.window_s = std::chrono::duration<double>(t1 - t0).count();
     res.cpus = (cpu1 - cpu0 - spin_s) / res.window_s;
     for (auto& b : res.busy)
@@ -1603,6 +1642,8 @@ run_result run_one(const options& o,
     res.est_bad = est_bad_slots() - est_bad0;
     res.sync_missed = sync ? sync->pss_missed() - missed0 : 0;
     auto lat = meter->latencies_ms();
+    const auto sub_p99 =
+        sub_window_p99s(meter->entry_exit(), rec0_ns, rec1_ns - rec0_ns, o.sub_window_s);
     stop_and_wait(tb, st);
 
     res.slots = c1.slots - c0.slots;
@@ -1620,6 +1661,12 @@ run_result run_one(const options& o,
         res.pmax = *std::max_element(lat.begin(), lat.end());
         res.late = static_cast<uint64_t>(
             std::count_if(lat.begin(), lat.end(), [](double ms) { return ms > 1.0; }));
+    }
+    res.sub_windows = static_cast<int>(sub_p99.size());
+    for (double p : sub_p99) {
+        res.sub_held += p <= 1.0;
+        if (!(p <= res.sub_p99_worst))
+            res.sub_p99_worst = p;
     }
     if (o.perf) {
         // The receiver block with the largest busy fraction (the source sleeps when paced
@@ -1706,7 +1753,8 @@ int main(int argc, char** argv)
                "busy_demod,busy_est,busy_det,busy_sink,bottleneck,deadline_us,truncated_"
                "slots,chunks,steal_pct,cpus,est_backend,receiver,awake,slice_us,src_spin_"
                "us,pin,demod,gpu_wait,antenna_threads,gpu_lanes,input_copy,src_buffer_slots,late_slots,"
-               "stalls,stall_ms,sync_ahead,error\n";
+               "stalls,stall_ms,sync_ahead,sub_window_s,sub_windows,sub_windows_held,"
+               "sub_p99_worst_ms,error\n";
     }
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
@@ -1865,6 +1913,15 @@ int main(int argc, char** argv)
                                                     o.stall_ms,
                                                     static_cast<unsigned long long>(r.late),
                                                     double(r.late) / r.stalls);
+                                    if (r.sub_windows > 1)
+                                        std::printf("      note: %d of %d sub-windows of %g s "
+                                                    "held p99 <= 1 ms (worst p99 %.3f ms), "
+                                                    "%llu slots later than 1 ms\n",
+                                                    r.sub_held,
+                                                    r.sub_windows,
+                                                    o.sub_window_s,
+                                                    r.sub_p99_worst,
+                                                    static_cast<unsigned long long>(r.late));
                                     if (r.truncated)
                                         std::printf("      note: %llu slots truncated by "
                                                     "the %g us deadline\n",
@@ -1922,7 +1979,9 @@ int main(int argc, char** argv)
                                         << o.gpu_lanes << ',' << (o.input_copy ? 1 : 0) << ','
                                         << o.src_buffer_slots << ',' << r.late << ','
                                         << r.stalls << ',' << (rate > 0 ? o.stall_ms : 0.0)
-                                        << ',' << o.sync_ahead << ',' << err
+                                        << ',' << o.sync_ahead << ',' << o.sub_window_s
+                                        << ',' << r.sub_windows << ',' << r.sub_held << ','
+                                        << r.sub_p99_worst << ',' << err
                                         << '\n';
                                     csv.flush();
                                 }
