@@ -131,14 +131,26 @@ PYBIND11_MODULE(mimodet_python, m)
         }
     });
 
-    py::enum_<modulation>(m, "modulation")
+    py::enum_<modulation>(
+        m,
+        "modulation",
+        "QPSK, 16QAM or 64QAM (3GPP TS 36.211 7.1); the value is bits per symbol.")
         .value("qpsk", modulation::qpsk)
         .value("qam16", modulation::qam16)
         .value("qam64", modulation::qam64);
-    m.def("parse_modulation", &parse_modulation, py::arg("name"));
-    m.def("modulation_name", [](modulation x) { return to_string(x); });
+    m.def("parse_modulation",
+          &parse_modulation,
+          py::arg("name"),
+          "The modulation named 'qpsk', '16qam' or '64qam' (any case; 'qam16'/'qam64' "
+          "too); ValueError otherwise.");
+    m.def(
+        "modulation_name",
+        [](modulation x) { return to_string(x); },
+        py::arg("mod"),
+        "The modulation's name: qpsk, 16qam or 64qam.");
     m.def("algorithms", &algorithms, "Names of the detection algorithms.");
-    m.def("cuda_device_count", &cuda_device_count, "Usable CUDA devices (0 without CUDA).");
+    m.def(
+        "cuda_device_count", &cuda_device_count, "Usable CUDA devices (0 without CUDA).");
 
     m.def(
         "constellation_points",
@@ -153,34 +165,90 @@ PYBIND11_MODULE(mimodet_python, m)
         py::arg("mod"),
         "The 36.211 points indexed by label b0 b1 ... (b0 most significant).");
 
-    py::class_<detector_config>(m, "detector_config")
+    py::class_<detector_config>(
+        m,
+        "detector_config",
+        "Everything that defines a batch detector (make_detector). Parameters left at "
+        "their unset value (-1 or empty) take the algorithm's documented default; "
+        "mimodet.detector() builds one from keywords.")
         .def(py::init<>())
-        .def_readwrite("algorithm", &detector_config::algorithm)
-        .def_readwrite("n_tx", &detector_config::n_tx)
-        .def_readwrite("n_rx", &detector_config::n_rx)
-        .def_readwrite("mod", &detector_config::mod)
-        .def_readwrite("backend", &detector_config::backend)
-        .def_readwrite("threads", &detector_config::threads)
-        .def_readwrite("psd_lvl", &detector_config::psd_lvl)
-        .def_readwrite("psd_exp", &detector_config::psd_exp)
-        .def_readwrite("fsd_full_levels", &detector_config::fsd_full_levels)
-        .def_readwrite("sfsd_niter", &detector_config::sfsd_niter)
-        .def_readwrite("sorted_qr", &detector_config::sorted_qr)
-        .def_readwrite("llr_clip", &detector_config::llr_clip)
-        .def_readwrite("llr_scaled", &detector_config::llr_scaled)
-        .def_readwrite("psd_deadline_us", &detector_config::psd_deadline_us);
+        .def_readwrite("algorithm",
+                       &detector_config::algorithm,
+                       "ml, zf, mmse, psd, fsd, sfsd or mtt.")
+        .def_readwrite("n_tx", &detector_config::n_tx, "Transmit antennas (streams).")
+        .def_readwrite("n_rx", &detector_config::n_rx, "Receive antennas, >= n_tx.")
+        .def_readwrite("mod", &detector_config::mod, "Modulation (a mimodet.modulation).")
+        .def_readwrite("backend",
+                       &detector_config::backend,
+                       "cpu, cuda or auto (CUDA where a GPU exists).")
+        .def_readwrite("threads",
+                       &detector_config::threads,
+                       "CPU worker threads; 0: all hardware threads.")
+        .def_readwrite("psd_lvl",
+                       &detector_config::psd_lvl,
+                       "PSD: the levels lvl_0 = 2 n_tx + 1 > ... > 1 where the search "
+                       "switches between breadth and depth first (PSD paper, Table 1); "
+                       "empty: the Table 5 preset.")
+        .def_readwrite("psd_exp",
+                       &detector_config::psd_exp,
+                       "PSD: the paths expanded at each of those levels (exp_0 = 1); "
+                       "empty: the Table 5 preset.")
+        .def_readwrite("fsd_full_levels",
+                       &detector_config::fsd_full_levels,
+                       "FSD/SFSD: fully expanded levels T; -1: 1.")
+        .def_readwrite("sfsd_niter",
+                       &detector_config::sfsd_niter,
+                       "SFSD: list-extension iterations Niter; -1: 2/4/6 for "
+                       "QPSK/16QAM/64QAM.")
+        .def_readwrite("sorted_qr",
+                       &detector_config::sorted_qr,
+                       "Tree/trellis ordering: 1 sorted QR, 0 plain QR, -1 the "
+                       "algorithm's default (PSD 0, MTT 1; FSD/SFSD always use the FSD "
+                       "ordering).")
+        .def_readwrite("llr_clip",
+                       &detector_config::llr_clip,
+                       "LLR clipping magnitude after scaling; 0: no clipping.")
+        .def_readwrite("llr_scaled",
+                       &detector_config::llr_scaled,
+                       "True: max-log LLRs scaled by 1/noise_var; False: the raw metric "
+                       "differences.")
+        .def_readwrite("psd_deadline_us",
+                       &detector_config::psd_deadline_us,
+                       "PSD real-time budget per detect call in microseconds; 0: none "
+                       "(exact ML). Vectors cut short are flagged 'truncated'.");
 
-    py::class_<detector, std::shared_ptr<detector>>(m, "detector_impl")
-        .def_property_readonly("soft", &detector::soft)
-        .def_property_readonly("backend", &detector::backend)
-        .def_property_readonly("bits_per_vector", &detector::bits_per_vector)
-        .def_property_readonly("algorithm",
-                               [](const detector& d) { return d.config().algorithm; })
-        .def_property_readonly("n_tx", [](const detector& d) { return d.config().n_tx; })
-        .def_property_readonly("n_rx", [](const detector& d) { return d.config().n_rx; })
+    py::class_<detector, std::shared_ptr<detector>>(
+        m,
+        "detector_impl",
+        "A batch detector (made by mimodet.detector() or make_detector()): detects "
+        "batches of received vectors, each batch entry with its own channel matrix.")
+        .def_property_readonly(
+            "soft", &detector::soft, "True where the detector gives LLRs (detect_llr).")
+        .def_property_readonly(
+            "backend", &detector::backend, "The backend it runs on: cpu or cuda.")
+        .def_property_readonly("bits_per_vector",
+                               &detector::bits_per_vector,
+                               "Bits (or LLRs) per received vector: n_tx times bits per "
+                               "symbol.")
+        .def_property_readonly(
+            "algorithm",
+            [](const detector& d) { return d.config().algorithm; },
+            "The algorithm's name.")
+        .def_property_readonly(
+            "n_tx",
+            [](const detector& d) { return d.config().n_tx; },
+            "Transmit antennas.")
+        .def_property_readonly(
+            "n_rx",
+            [](const detector& d) { return d.config().n_rx; },
+            "Receive antennas.")
         .def(
             "detect_bits",
-            [](detector& d, py::object H, py::object y, py::object nv, bool return_stats) {
+            [](detector& d,
+               py::object H,
+               py::object y,
+               py::object nv,
+               bool return_stats) {
                 auto v = check_inputs(d, H, y, nv);
                 auto out = make_output<uint8_t>(v, d.bits_per_vector());
                 std::vector<vector_stats> st(return_stats ? v.n_mat * v.n_sym : 0);
