@@ -149,8 +149,7 @@ PYBIND11_MODULE(mimodet_python, m)
         py::arg("mod"),
         "The modulation's name: qpsk, 16qam or 64qam.");
     m.def("algorithms", &algorithms, "Names of the detection algorithms.");
-    m.def(
-        "cuda_device_count", &cuda_device_count, "Usable CUDA devices (0 without CUDA).");
+    m.def("cuda_device_count", &cuda_device_count, "Usable CUDA devices (0 without CUDA).");
 
     m.def(
         "constellation_points",
@@ -244,11 +243,7 @@ PYBIND11_MODULE(mimodet_python, m)
             "Receive antennas.")
         .def(
             "detect_bits",
-            [](detector& d,
-               py::object H,
-               py::object y,
-               py::object nv,
-               bool return_stats) {
+            [](detector& d, py::object H, py::object y, py::object nv, bool return_stats) {
                 auto v = check_inputs(d, H, y, nv);
                 auto out = make_output<uint8_t>(v, d.bits_per_vector());
                 std::vector<vector_stats> st(return_stats ? v.n_mat * v.n_sym : 0);
