@@ -45,7 +45,7 @@ struct options {
     std::vector<double> snrs = { 10, 20 };
     std::vector<int> threads = { 1 };
     std::vector<std::string> backends = { "cpu" };
-    std::string psd_preset = "table5"; // or "cpu" (consecutive levels, exp 1)
+    std::string psd_preset = "se"; // se (the default), table5, h100-alg3
     int n_sym = 7;
     double min_seconds = 1.0;
     int pool_matrices = 4096;
@@ -83,8 +83,9 @@ void usage()
            "  --threads LIST     CPU threads (default 1)\n"
            "  --backend LIST     cpu, cuda, auto (default cpu); several compare them in "
            "one run\n"
-           "  --psd-preset P     table5 (paper's Table 5) or cpu (consecutive levels, "
-           "exp 1, sorted QR)\n"
+           "  --psd-preset P     se (the default: depth-first Schnorr-Euchner search on a "
+           "sorted QR), table5 (the paper's Algorithm 3 with its Table 5 set, plain QR) or "
+           "h100-alg3 (Algorithm 3 with the set tuned on an H100)\n"
            "  --nsym N           symbols sharing one channel matrix (default 7)\n"
            "  --seconds S        minimum timed seconds per measurement (default 1)\n"
            "  --pool N           random matrices generated per configuration (default "
@@ -153,8 +154,8 @@ options parse(int argc, char** argv)
     for (int nc : o.subcarriers)
         if (nc < 1)
             throw std::invalid_argument("--subcarriers must be positive");
-    if (o.psd_preset != "table5" && o.psd_preset != "cpu")
-        throw std::invalid_argument("--psd-preset must be table5 or cpu");
+    if (o.psd_preset != "se" && o.psd_preset != "table5" && o.psd_preset != "h100-alg3")
+        throw std::invalid_argument("--psd-preset must be se, table5 or h100-alg3");
     return o;
 }
 
@@ -163,7 +164,7 @@ struct result {
     double seconds = 0;
     size_t bit_errors = 0, bits = 0;
     size_t truncated = 0, exact_diffs = 0; //!< psd deadline: flags, bits != exact psd's
-    double nodes_mean = 0, nodes_p99 = 0, expanded_mean = 0;
+    double nodes_mean = 0, nodes_p99 = 0, nodes_max = 0, expanded_mean = 0;
     double kernel_seconds_per_batch = 0; //!< GPU: kernels only, whole pool per batch
     double lat_p50 = 0, lat_p99 = 0, lat_max = 0; //!< seconds per one-slot call
 };
@@ -246,6 +247,7 @@ result measure(detector& det,
         r.expanded_mean /= nodes.size();
         std::sort(nodes.begin(), nodes.end());
         r.nodes_p99 = nodes[std::min(nodes.size() - 1, nodes.size() * 99 / 100)];
+        r.nodes_max = nodes.back();
     }
     return r;
 }
@@ -298,7 +300,7 @@ int main(int argc, char** argv)
         }
         csv << "detector,backend,n_tx,n_rx,modulation,snr_db,threads,n_sym,vectors,"
                "seconds,"
-               "vectors_per_s,mbit_per_s,ber,nodes_mean,nodes_p99,expanded_mean,psd_"
+               "vectors_per_s,mbit_per_s,ber,nodes_mean,nodes_p99,nodes_max,expanded_mean,psd_"
                "preset,"
                "subcarriers,slots,kernel_vectors_per_s,kernel_mbit_per_s,latency_p50_ms,"
                "latency_p99_ms,latency_max_ms,lte20_carriers,deadline_us,truncated_frac,"
@@ -308,7 +310,7 @@ int main(int argc, char** argv)
     // Without --subcarriers: one run over a pool of --pool random matrices.
     const std::vector<int> ncs = slot_mode ? o.subcarriers : std::vector<int>{ 0 };
     std::printf(
-        "%-6s %-4s %-5s %-6s %5s %3s %5s %12s %10s %10s %9s %9s %10s %8s %8s %6s %8s %7s %10s\n",
+        "%-6s %-4s %-5s %-6s %5s %3s %5s %12s %10s %10s %9s %9s %10s %10s %8s %8s %6s %8s %7s %10s\n",
         "det",
         "bk",
         "ant",
@@ -321,6 +323,7 @@ int main(int argc, char** argv)
         "BER",
         "nodes",
         "nodes_p99",
+        "nodes_max",
         "kern_Mb/s",
         "p50_ms",
         "p99_ms",
@@ -351,13 +354,15 @@ int main(int argc, char** argv)
                                 cfg.mod = mod;
                                 cfg.backend = backend;
                                 cfg.threads = th;
-                                if (alg == "psd" && o.psd_preset == "cpu") {
-                                    // Consecutive levels, one expansion (Schnorr-Euchner
-                                    // order) on a sorted QR: the CPU-tuned set.
-                                    const auto p = core::psd_cpu_tuned(nt);
+                                if (alg == "psd" && o.psd_preset != "se") {
+                                    // The paper's Algorithm 3 sets, by value (se: the
+                                    // default parameters).
+                                    const int omega = constellation::get(mod).pam_order();
+                                    const auto p = o.psd_preset == "table5"
+                                                       ? core::psd_preset(nt, omega)
+                                                       : core::psd_gpu_preset(nt, omega);
                                     cfg.psd_lvl = p.lvl;
                                     cfg.psd_exp = p.exp;
-                                    cfg.sorted_qr = 1;
                                 }
                                 detector::sptr det;
                                 std::vector<uint8_t> exact;
@@ -402,7 +407,7 @@ int main(int argc, char** argv)
                                 std::snprintf(ant, sizeof ant, "%dx%d", nt, nr);
                                 std::printf(
                                     "%-6s %-4s %-5s %-6s %5.1f %3d %5d %12.0f %10.2f "
-                                    "%10.3e %9.1f %9.0f %10.1f %8.3f %8.3f %6.2f %8.0f %7.4f "
+                                    "%10.3e %9.1f %9.0f %10.0f %10.1f %8.3f %8.3f %6.2f %8.0f %7.4f "
                                     "%10.3e\n",
                                     alg.c_str(),
                                     det->backend().c_str(),
@@ -416,6 +421,7 @@ int main(int argc, char** argv)
                                     ber,
                                     r.nodes_mean,
                                     r.nodes_p99,
+                                    r.nodes_max,
                                     kvps * nb / 1e6,
                                     r.lat_p50 * 1e3,
                                     r.lat_p99 * 1e3,
@@ -430,7 +436,7 @@ int main(int argc, char** argv)
                                         << ',' << th << ',' << n_sym << ',' << r.vectors
                                         << ',' << r.seconds << ',' << vps << ',' << mbps
                                         << ',' << ber << ',' << r.nodes_mean << ','
-                                        << r.nodes_p99 << ',' << r.expanded_mean << ','
+                                        << r.nodes_p99 << ',' << r.nodes_max << ',' << r.expanded_mean << ','
                                         << (alg == "psd" ? o.psd_preset : "") << ',' << nc
                                         << ',' << (slot_mode ? o.slots : 0) << ',' << kvps
                                         << ',' << kvps * nb / 1e6 << ','

@@ -84,6 +84,7 @@
 #include "batch_detector.h"
 #include "device_math.cuh"
 #include "psd_cuda.h"
+#include "psd_device.cuh"
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/warp/warp_merge_sort.cuh>
@@ -104,7 +105,6 @@ namespace core {
 
 namespace {
 
-constexpr int k_psd_max_n = 2 * k_max_ant;       // real levels N
 constexpr int k_psd_max_levels = k_psd_max_n + 1; // lvl_0..lvl_nr
 // Matrices per preprocessing block (one thread each): small blocks spread a slot's
 // 1200 matrices over ~38 SMs, as fsd and mtt do (ncu, H100: 64.5 us in blocks of 128).
@@ -227,23 +227,6 @@ struct psd_deadline {
     uint64_t work = 0;         //!< path metrics of the block's finished vectors
     uint64_t next_check = 0;   //!< read the timer when the block's metrics reach this
 };
-
-//! The GPU's nanosecond global timer (the clock of the deadline).
-__device__ inline unsigned long long psd_globaltimer()
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-//! The call's start (one thread per block or warp calls it): the first caller of the
-//! call claims the zeroed word with its own time, every later one reads that time.
-__device__ inline unsigned long long psd_call_start(unsigned long long* call_start)
-{
-    const unsigned long long now = psd_globaltimer();
-    const unsigned long long old = atomicCAS(call_start, 0ull, now);
-    return old != 0 ? old : now;
-}
 
 // ---------------------------------------------------------------- block algorithm
 
@@ -465,32 +448,11 @@ psd_search(Exec& ex, const psd_layout& L, const psd_smem& S, psd_state& T, psd_d
     }
 }
 
-//! Hard bits of the best vector: undo the column permutation, pair I and Q PAM labels.
+//! Hard bits of the best vector (psd_device.cuh's psd_bits_of, the layout's labels).
 MIMODET_HD inline void
 psd_write_bits(const psd_layout& L, const uint8_t* best, const uint8_t* perm, uint8_t* out)
 {
-    int real_label[k_psd_max_n];
-    for (int k = 0; k < L.N; ++k)
-        real_label[perm[k]] = L.label[best[k]];
-    const int nb = L.q / 2;
-    for (int t = 0; t < L.nt; ++t) {
-        const int il = real_label[t], ql = real_label[L.nt + t];
-        for (int b = 0; b < L.q; ++b) {
-            const int lab = (b & 1) ? ql : il;
-            out[t * L.q + b] = static_cast<uint8_t>((lab >> (nb - 1 - b / 2)) & 1);
-        }
-    }
-}
-
-//! z_k = (Q^T y_r)_k, the CPU's summation order.
-MIMODET_HD inline double psd_rotate(const double* qt, const float2* yv, int nrx)
-{
-    double acc = 0.0;
-    for (int i = 0; i < nrx; ++i)
-        acc = rn_add(acc,
-                      rn_add(rn_mul(qt[i], static_cast<double>(yv[i].x)),
-                              rn_mul(qt[nrx + i], static_cast<double>(yv[i].y))));
-    return acc;
+    psd_bits_of(L.N, L.nt, L.q, L.label, best, perm, out);
 }
 
 // ---------------------------------------------------------------- preprocessing
@@ -835,41 +797,6 @@ __global__ void __launch_bounds__(k_psd_prep_lane_threads)
     for (int r = 0; r < M; ++r)
         Qto[m * N * M + c * M + r] = q[r];
     pm[m * k_psd_max_n + c] = static_cast<uint8_t>(perm);
-}
-
-//! The preprocessing for nt x nrx: the lane-parallel kernel for the shapes of
-//! dispatch_prep_shape (4x4, 2x2, 2x4), one thread per matrix otherwise. one_thread: the
-//! one-thread kernel for every shape (the reference of qa_gpu_psd's bit-for-bit check).
-void launch_psd_preprocess(cudaStream_t s,
-                           const float2* H,
-                           int n_mat,
-                           int nrx,
-                           int nt,
-                           bool sorted,
-                           double* R,
-                           double* Qt,
-                           uint8_t* perm,
-                           bool one_thread = false)
-{
-    if (n_mat <= 0)
-        return;
-    dispatch_prep_shape(nt, nrx, [&](auto nt_c, auto nrx_c) {
-        constexpr int NT = decltype(nt_c)::value, NRX = decltype(nrx_c)::value;
-        if constexpr (NT != 0) {
-            if (!one_thread) {
-                const size_t lanes = static_cast<size_t>(n_mat) * 2 * NT;
-                const unsigned blocks = static_cast<unsigned>(
-                    (lanes + k_psd_prep_lane_threads - 1) / k_psd_prep_lane_threads);
-                psd_preprocess_lanes_kernel<NT, NRX>
-                    <<<blocks, k_psd_prep_lane_threads, 0, s>>>(H, n_mat, sorted, R, Qt, perm);
-                return;
-            }
-        }
-        const unsigned blocks =
-            static_cast<unsigned>((n_mat + k_psd_prep_threads - 1) / k_psd_prep_threads);
-        psd_preprocess_kernel<NT, NRX>
-            <<<blocks, k_psd_prep_threads, 0, s>>>(H, n_mat, nrx, nt, sorted, R, Qt, perm);
-    });
 }
 
 // ---------------------------------------------------------------- detection kernel
@@ -1550,12 +1477,13 @@ public:
                       const psd_layout& L,
                       const psd_geometry& g,
                       int blocks_per_sm,
-                      int sms)
+                      int sms,
+                      bool sorted)
         : cuda_batch_detector(cfg, false),
           d_L(L),
           d_g(g),
           d_max_grid(static_cast<size_t>(blocks_per_sm) * sms),
-          d_sorted(cfg.sorted_qr == 1),
+          d_sorted(sorted),
           d_budget_ns(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us)))
     {
         d_counters.reserve(k_counters);
@@ -1701,6 +1629,41 @@ std::string psd_fit_device(const psd_layout& L, psd_geometry& g, int& blocks_per
 
 } // namespace
 
+//! The preprocessing for nt x nrx: the lane-parallel kernel for the shapes of
+//! dispatch_prep_shape (4x4, 2x2, 2x4), one thread per matrix otherwise. one_thread: the
+//! one-thread kernel for every shape (the reference of qa_gpu_psd's bit-for-bit check).
+void launch_psd_preprocess(cudaStream_t s,
+                           const float2* H,
+                           int n_mat,
+                           int nrx,
+                           int nt,
+                           bool sorted,
+                           double* R,
+                           double* Qt,
+                           uint8_t* perm,
+                           bool one_thread)
+{
+    if (n_mat <= 0)
+        return;
+    dispatch_prep_shape(nt, nrx, [&](auto nt_c, auto nrx_c) {
+        constexpr int NT = decltype(nt_c)::value, NRX = decltype(nrx_c)::value;
+        if constexpr (NT != 0) {
+            if (!one_thread) {
+                const size_t lanes = static_cast<size_t>(n_mat) * 2 * NT;
+                const unsigned blocks = static_cast<unsigned>(
+                    (lanes + k_psd_prep_lane_threads - 1) / k_psd_prep_lane_threads);
+                psd_preprocess_lanes_kernel<NT, NRX>
+                    <<<blocks, k_psd_prep_lane_threads, 0, s>>>(H, n_mat, sorted, R, Qt, perm);
+                return;
+            }
+        }
+        const unsigned blocks =
+            static_cast<unsigned>((n_mat + k_psd_prep_threads - 1) / k_psd_prep_threads);
+        psd_preprocess_kernel<NT, NRX>
+            <<<blocks, k_psd_prep_threads, 0, s>>>(H, n_mat, nrx, nt, sorted, R, Qt, perm);
+    });
+}
+
 size_t psd_cuda_preprocess_differences(
     const std::complex<float>* H, int n_mat, int n_rx, int n_tx, bool sorted)
 {
@@ -1757,6 +1720,12 @@ detector::sptr make_psd_cuda_detector(const detector_config& cfg)
     const psd_params p =
         psd_resolve(cfg.psd_lvl, cfg.psd_exp, cfg.n_tx, c.pam_order(), /*gpu=*/true);
     (void)psd_deadline_ns(cfg.psd_deadline_us); // the shared check, before any device work
+    // The depth-first set runs on its own kernels (psd_se_cuda.cu) unless a test forces
+    // one of Algorithm 3's variants.
+    const char* forced_variant = std::getenv("MIMODET_PSD_KERNEL");
+    if (psd_is_depth_first(p) &&
+        (!forced_variant || !*forced_variant || std::string(forced_variant) == "auto"))
+        return make_psd_se_cuda_detector(cfg);
     // Variant: the warp kernel where it takes the parameters, else the block kernel;
     // MIMODET_PSD_KERNEL=warp|block forces one (tests, measurements).
     std::vector<psd_variant> order = { psd_variant::warp, psd_variant::block };
@@ -1780,7 +1749,8 @@ detector::sptr make_psd_cuda_detector(const detector_config& cfg)
         if (w.empty())
             w = psd_fit_device(L, g, blocks_per_sm, sms);
         if (w.empty())
-            return std::make_shared<psd_cuda_detector>(cfg, L, g, blocks_per_sm, sms);
+            return std::make_shared<psd_cuda_detector>(
+                cfg, L, g, blocks_per_sm, sms, psd_uses_sorted_qr(cfg.sorted_qr, p));
         why += (why.empty() ? "" : "; ") + std::string(psd_variant_name(v)) + " kernel: " + w;
     }
     if (cfg.backend == "auto")

@@ -48,6 +48,10 @@ constexpr int psd_cuda_warp_max_sorted = 32 * 16;
  */
 detector::sptr make_psd_cuda_detector(const detector_config& cfg);
 
+//! The depth-first parameter set's detector (psd_se_cuda.cu); make_psd_cuda_detector
+//! picks it for that set.
+detector::sptr make_psd_se_cuda_detector(const detector_config& cfg);
+
 } // namespace core
 } // namespace mimodet
 } // namespace gr

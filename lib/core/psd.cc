@@ -40,6 +40,7 @@
 #include "kernel.h"
 #include "psd_common.h"
 #include "psd_params.h"
+#include "psd_se.h"
 #include "qr.h"
 #include <algorithm>
 #include <chrono>
@@ -72,7 +73,7 @@ public:
           d_P(d_c.pam_order()),
           d_params(params),
           d_depth_first(depth_first),
-          d_sorted_qr(cfg.sorted_qr == 1),
+          d_sorted_qr(psd_uses_sorted_qr(cfg.sorted_qr, params)),
           d_nr(static_cast<int>(params.lvl.size()) - 1),
           d_budget(std::chrono::nanoseconds(psd_deadline_ns(cfg.psd_deadline_us))),
           d_has_deadline(d_budget.count() > 0)
@@ -93,10 +94,6 @@ public:
         d_z.assign(d_N, 0.0);
         d_best.assign(d_N, 0);
         d_real_label.assign(d_N, 0);
-        // Depth-first state, one entry per row.
-        d_df.resize(d_N);
-        d_sym_value.assign(d_N, 0.0);
-        d_sym.assign(d_N, 0);
         // Buffers of levels lvl_1..lvl_nr (index x-1), eval_x entries each.
         const auto eval = psd_eval(params, d_P);
         d_buf.resize(d_nr);
@@ -358,102 +355,49 @@ private:
     }
 
     // ---- Depth-first special case (lvl = N+1..1, exp = 1) -----------------------------
+    // The search itself is psd_se.h's, shared with the CUDA SE kernel.
 
-    struct df_level {
-        double parent_metric; //!< metric of the partial vector above this row
-        double b;             //!< z_k minus the interference of the symbols above
-        double centre;        //!< unconstrained estimate b / r_kk
-        int lo, hi;           //!< zig-zag: next candidates below / above the centre
-    };
+    using se_state = psd_se_state<psd_se_max_n>;
 
-    // Children of one node in increasing metric order (the sorted buffer of Algorithm 3):
-    // |b - r v|^2 grows with |centre - v|, so alternate outwards from the nearest level.
-    void start_level(int k, double parent_metric, vector_stats& st)
+    psd_se_problem se_problem() const
     {
-        df_level& l = d_df[k];
-        double b = d_z[k];
-        for (int j = k + 1; j < d_N; ++j)
-            b -= d_R[k * d_N + j] * d_sym_value[j];
-        const double r = d_R[k * d_N + k];
-        double centre = r > 0 ? b / r : 0.0;
-        // Beyond the outermost levels only the side matters; the clamp keeps the rounding in int range.
-        centre = std::isfinite(centre) ? std::clamp(centre, -1e3, 1e3) : 0.0;
-        l.parent_metric = parent_metric;
-        l.b = b;
-        l.centre = centre;
-        const double scale = d_c.scale();
-        int nearest = static_cast<int>(std::floor((centre / scale + (d_P - 1)) * 0.5 + 0.5));
-        nearest = std::clamp(nearest, 0, d_P - 1);
-        l.lo = nearest;
-        l.hi = nearest + 1;
-        st.expanded += 1;
-        st.evaluated += d_P; // Algorithm 3 evaluates all |Omega| children
+        return { d_R.data(), d_z.data(), d_value.data(), 1.0 / d_c.scale(), d_N, d_P, 1 };
     }
 
-    // Next child of row k in sorted order; false when all were taken.
-    bool next_child(int k, int& idx, double& metric) { return take_child(d_df[k], k, idx, metric); }
-
-    // The same on a copy of row k's state: the deadline's "work left" test.
-    bool peek_child(int k, int& idx, double& metric) const
+    void search_depth_first(vector_stats& stats)
     {
-        df_level copy = d_df[k];
-        return take_child(copy, k, idx, metric);
-    }
-
-    bool take_child(df_level& l, int k, int& idx, double& metric) const
-    {
-        const bool has_lo = l.lo >= 0, has_hi = l.hi < d_P;
-        if (!has_lo && !has_hi)
-            return false;
-        if (has_lo &&
-            (!has_hi || std::abs(l.centre - d_value[l.lo]) <= std::abs(d_value[l.hi] - l.centre)))
-            idx = l.lo--;
-        else
-            idx = l.hi++;
-        const double e = l.b - d_R[k * d_N + k] * d_value[idx];
-        metric = l.parent_metric + e * e;
-        return true;
-    }
-
-    void search_depth_first(vector_stats& st)
-    {
-        double d2 = k_inf;
-        int k = d_N - 1;
-        start_level(k, 0.0, st);
-        while (k < d_N) {
-            int idx = 0;
-            double m = k_inf;
+        const psd_se_problem pb = se_problem();
+        se_state& st = d_se;
+        psd_se_begin(pb, st, d_N, nullptr, 0.0, psd_se_inf());
+        for (;;) {
             // k > 0: rows k..N-1 are being enumerated (k = 0 takes a leaf next).
-            if (k > 0 && out_of_time(st)) {
-                if (d2 == k_inf) {
-                    sic_fallback(st); // no leaf yet
+            if (st.k > 0 && d_has_deadline) {
+                vector_stats now = stats;
+                now.evaluated += st.evaluated;
+                if (out_of_time(now)) {
+                    stats.expanded += st.expanded;
+                    stats.evaluated += st.evaluated;
+                    if (!(st.d2 < psd_se_inf())) {
+                        sic_fallback(stats); // no leaf yet
+                        return;
+                    }
+                    stats.truncated = psd_se_work_left(pb, st) ? 1 : 0;
+                    copy_best(st.best);
                     return;
                 }
-                for (int j = k; j < d_N && !st.truncated; ++j)
-                    if (peek_child(j, idx, m) && m < d2)
-                        st.truncated = 1;
-                return;
             }
-            if (k == 0) {
-                // Leaf level: the first sorted child is the minimum.
-                next_child(0, idx, m);
-                if (m < d2) {
-                    d2 = m;
-                    d_sym[0] = idx;
-                    std::copy(d_sym.begin(), d_sym.end(), d_best.begin());
-                }
-                k = 1;
-                continue;
-            }
-            if (next_child(k, idx, m) && m < d2) {
-                d_sym[k] = idx;
-                d_sym_value[k] = d_value[idx];
-                --k;
-                start_level(k, m, st);
-            } else {
-                ++k; // stop on the sorted bound: the remaining children are no better
-            }
+            if (!psd_se_step(pb, st))
+                break;
         }
+        stats.expanded += st.expanded;
+        stats.evaluated += st.evaluated;
+        copy_best(st.best);
+    }
+
+    void copy_best(const uint8_t* best)
+    {
+        for (int k = 0; k < d_N; ++k)
+            d_best[k] = best[k];
     }
 
     const int d_nt, d_N;
@@ -470,9 +414,7 @@ private:
     std::vector<double> d_z;     //!< Q^T y_r of the current vector
     std::vector<int> d_best;     //!< best vector: sorted-PAM index per row
     std::vector<int> d_real_label;
-    std::vector<df_level> d_df;
-    std::vector<double> d_sym_value;
-    std::vector<int> d_sym;
+    se_state d_se;
     std::vector<level_buffer> d_buf;
     std::vector<double> d_base;
     std::vector<int> d_digit;

@@ -196,6 +196,11 @@ psd_params psd_cpu_tuned(int n_tx)
     return p;
 }
 
+bool psd_uses_sorted_qr(int sorted_qr, const psd_params& p)
+{
+    return sorted_qr == 1 || (sorted_qr == -1 && psd_is_depth_first(p));
+}
+
 bool psd_is_depth_first(const psd_params& p)
 {
     for (size_t x = 1; x < p.lvl.size(); ++x)
@@ -213,13 +218,16 @@ psd_params psd_resolve(const std::vector<int>& lvl,
                        int omega,
                        bool gpu)
 {
+    // The depth-first set is the fastest exact setting on both backends (CPU and the
+    // CUDA SE kernel; docs/PERFORMANCE.md); the paper's sets stay available by value.
+    (void)gpu;
     psd_params p;
     if (lvl.empty() && exp.empty())
-        p = gpu ? psd_gpu_preset(n_tx, omega) : psd_preset(n_tx, omega);
+        p = psd_cpu_tuned(n_tx);
     else if (lvl.empty() || exp.empty())
         throw std::invalid_argument(
             "mimodet: psd_lvl and psd_exp must be given together (or both left empty "
-            "for the Table 5 preset)");
+            "for the default depth-first search)");
     else
         p = { lvl, exp };
     validate_psd_params(p, n_tx, omega);

@@ -20,8 +20,9 @@
 //         1 <= exp_x <= eval_x: how many of the best (sorted) partial vectors of level
 //         lvl_x are expanded together. There is no exp for the leaf level.
 //   eval_x = exp_(x-1) * |Omega|^(lvl_(x-1) - lvl_x) is the buffer size of level lvl_x.
-// Both empty: the Table 5 preset of (n_tx, |Omega|), or psd_default_params() where
-// Table 5 has none.
+// Both empty: the depth-first set (psd_cpu_tuned: every level evaluated, exp all 1, a
+// Schnorr-Euchner search) with a sorted QR, on the CPU and on CUDA. The paper's sets
+// (Table 2, Table 5 and the H100-tuned Algorithm 3 sets) are given by value.
 
 #ifndef INCLUDED_MIMODET_CORE_PSD_PARAMS_H
 #define INCLUDED_MIMODET_CORE_PSD_PARAMS_H
@@ -84,8 +85,13 @@ psd_params psd_cpu_tuned(int n_tx);
 //! True for lvl = N+1, N, ..., 1 with exp all 1 (the depth-first special case).
 bool psd_is_depth_first(const psd_params& p);
 
-//! User parameters (both empty: psd_preset, or psd_gpu_preset for the CUDA backend)
-//! validated; throws std::invalid_argument.
+//! Whether the PSD runs on a sorted QR: detector_config::sorted_qr = 1, or -1 (the
+//! default) with the depth-first set, whose node counts a sorted QR cuts most. The paper's
+//! sets keep the paper's plain QR by default.
+bool psd_uses_sorted_qr(int sorted_qr, const psd_params& p);
+
+//! User parameters (both empty: psd_cpu_tuned, the fastest exact setting of either
+//! backend) validated; throws std::invalid_argument.
 psd_params psd_resolve(const std::vector<int>& lvl,
                        const std::vector<int>& exp,
                        int n_tx,

@@ -167,7 +167,56 @@ void sic_inverse_diagonal(const MatC& R, double* inv)
 
 template qr_result<MatR> qr_householder(const MatR&);
 template qr_result<MatC> qr_householder(const MatC&);
-template qr_result<MatR> qr_sorted(const MatR&);
+// The real model's sorted QR (the PSD's) as plain loops in a fixed order: the CUDA PSD's
+// preprocessing (psd_cuda.cu, psd_preprocess_one) does the same operations in the same
+// order, so R, Q and the ordering are equal on both bit for bit (Eigen's vectorised
+// norms would sum in another order and break ties between equal-norm columns otherwise).
+template <>
+qr_result<MatR> qr_sorted(const MatR& H)
+{
+    const int m = static_cast<int>(H.rows()), n = static_cast<int>(H.cols());
+    qr_result<MatR> r;
+    r.Q = H;
+    r.R = MatR::Zero(n, n);
+    r.perm.resize(n);
+    std::iota(r.perm.begin(), r.perm.end(), 0);
+    std::vector<double> norm2(n);
+    for (int k = 0; k < n; ++k) {
+        double s = 0.0;
+        for (int i = 0; i < m; ++i)
+            s += r.Q(i, k) * r.Q(i, k);
+        norm2[k] = s;
+    }
+    for (int i = 0; i < n; ++i) {
+        int k = i;
+        for (int j = i + 1; j < n; ++j)
+            if (norm2[j] < norm2[k])
+                k = j;
+        if (k != i) {
+            r.Q.col(i).swap(r.Q.col(k));
+            r.R.col(i).swap(r.R.col(k));
+            std::swap(norm2[i], norm2[k]);
+            std::swap(r.perm[i], r.perm[k]);
+        }
+        const double nrm = std::sqrt(std::max(norm2[i], 0.0));
+        r.R(i, i) = nrm;
+        for (int e = 0; e < m; ++e)
+            r.Q(e, i) = nrm > 0.0 ? r.Q(e, i) / nrm : 0.0; // rank-deficient: carries nothing
+        for (int l = i + 1; l < n; ++l) {
+            double d = 0.0;
+            for (int e = 0; e < m; ++e)
+                d += r.Q(e, i) * r.Q(e, l);
+            r.R(i, l) = d;
+            double s = 0.0;
+            for (int e = 0; e < m; ++e) {
+                r.Q(e, l) -= d * r.Q(e, i);
+                s += r.Q(e, l) * r.Q(e, l);
+            }
+            norm2[l] = s;
+        }
+    }
+    return r;
+}
 template qr_result<MatC> qr_sorted(const MatC&);
 template qr_result<MatR> qr_permuted(const MatR&, const std::vector<int>&);
 template qr_result<MatC> qr_permuted(const MatC&, const std::vector<int>&);

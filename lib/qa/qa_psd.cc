@@ -93,9 +93,6 @@ TEST(psd_params, paper_sets_are_valid)
     const auto t5 = core::psd_preset(4, 8);
     EXPECT_EQ(t5.lvl, (std::vector<int>{ 9, 7, 5, 3, 1 }));
     EXPECT_EQ(t5.exp, (std::vector<int>{ 1, 4, 4, 2 }));
-    // The CUDA default comes from the H100 search; the CPU keeps Table 5.
-    EXPECT_EQ(core::psd_resolve({}, {}, 4, 8, false).lvl, t5.lvl);
-    EXPECT_EQ(core::psd_resolve({}, {}, 4, 8, true).lvl, core::psd_gpu_preset(4, 8).lvl);
     EXPECT_EQ(core::psd_gpu_preset(3, 4).lvl, core::psd_preset(3, 4).lvl);
 }
 
@@ -109,10 +106,17 @@ TEST(psd_params, defaults_and_cpu_tuned)
     EXPECT_TRUE(core::psd_is_depth_first(core::psd_cpu_tuned(4)));
     EXPECT_FALSE(core::psd_is_depth_first(core::psd_preset(4, 4)));
     EXPECT_EQ(core::psd_default_params(3).lvl, (std::vector<int>{ 7, 5, 3, 1 }));
-    // Empty parameters resolve to the Table 5 preset.
-    const auto r = core::psd_resolve({}, {}, 2, 8);
-    EXPECT_EQ(r.lvl, (std::vector<int>{ 5, 3, 1 }));
-    EXPECT_EQ(r.exp, (std::vector<int>{ 1, 1 }));
+    // Empty parameters resolve to the depth-first set on both backends, which runs on a
+    // sorted QR by default; the paper's sets keep the plain QR.
+    for (bool gpu : { false, true }) {
+        const auto r = core::psd_resolve({}, {}, 2, 8, gpu);
+        EXPECT_EQ(r.lvl, (std::vector<int>{ 5, 4, 3, 2, 1 }));
+        EXPECT_EQ(r.exp, (std::vector<int>{ 1, 1, 1, 1 }));
+        EXPECT_TRUE(core::psd_uses_sorted_qr(-1, r));
+        EXPECT_FALSE(core::psd_uses_sorted_qr(0, r));
+    }
+    EXPECT_FALSE(core::psd_uses_sorted_qr(-1, core::psd_preset(2, 8)));
+    EXPECT_TRUE(core::psd_uses_sorted_qr(1, core::psd_preset(2, 8)));
 }
 
 TEST(psd_params, invalid_parameters_throw)
@@ -301,9 +305,10 @@ TEST(psd, stats_are_plausible)
         for (const auto& st : stats) {
             EXPECT_GT(st.expanded, 0u);
             EXPECT_GE(st.evaluated, st.expanded);
-            // At least one path from the root to a leaf (Table 5: 3 expansions).
-            EXPECT_GE(st.expanded, p.lvl.empty() ? 3u : 8u);
+            // At least one path from the root to a leaf (8 real levels).
+            EXPECT_GE(st.expanded, 8u);
             EXPECT_LT(st.evaluated, 65536u * 8);
         }
     }
 }
+

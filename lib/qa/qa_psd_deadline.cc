@@ -41,14 +41,17 @@ detector::sptr make_psd(const qa::batch& b,
 {
     detector_config c;
     c.backend = backend;
-    c.sorted_qr = sorted_qr;
+    // The plain QR unless asked: the SIC references below are the Householder QR's.
+    c.sorted_qr = sorted_qr == -1 ? 0 : sorted_qr;
     c.threads = threads;
     c.psd_deadline_us = deadline_us;
-    if (depth_first) {
-        const auto p = core::psd_cpu_tuned(b.n_tx);
-        c.psd_lvl = p.lvl;
-        c.psd_exp = p.exp;
-    }
+    // depth_first: the depth-first set (the default); otherwise Algorithm 3 with the
+    // paper's Table 5 set.
+    const auto p = depth_first
+                       ? core::psd_cpu_tuned(b.n_tx)
+                       : core::psd_preset(b.n_tx, constellation::get(b.mod).pam_order());
+    c.psd_lvl = p.lvl;
+    c.psd_exp = p.exp;
     return qa::make("psd", b.n_tx, b.n_rx, b.mod, c);
 }
 

@@ -1,0 +1,860 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// CUDA PSD for the depth-first parameter set (lvl = N+1, N, ..., 1, exp all 1): the
+// Schnorr-Euchner search of lib/core/psd_se.h, the CPU PSD's code and arithmetic, so the
+// decisions equal the CPU's. Kernels per chunk, after the PSD's preprocessing (QR):
+//
+//  first pass (psd_se_first_kernel): one vector per thread. A persistent grid; each
+//    thread advances its vector one search step per loop iteration and takes the next
+//    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
+//    whatever the node counts. Nearly every vector ends here, with the CPU's node counts.
+//    One still running after k_se_first_nodes expanded nodes is queued: its best leaf so
+//    far bounds the rest of its search, and its subtrees two rows down become tasks.
+//  waves (psd_se_wave_kernel, one launch per depth): tasks are subtree searches, one per
+//    thread, in the same one-step-per-iteration loop, pruning with their own radius and
+//    with the vector's bound, which every task lowers (atomicMin) when it finds a better
+//    leaf. A task still running after k_se_task_nodes nodes hands its subtrees two rows
+//    further down to the next wave. A near-singular channel, whose search can expand
+//    10^5-10^6 nodes, so spreads over the whole GPU within a few waves instead of
+//    holding one thread (and the launch) for milliseconds.
+//  decision (psd_se_pick_kernel, psd_se_write_kernel): every task records its best leaf
+//    with its position in the sequential visiting order (psd_se_leaf_key); the vector's
+//    decision is the leaf of least metric, the first in that order among equals: the
+//    sequential search's decision, ties included. The node counts of a queued vector
+//    are the work its tasks did, which depends on the schedule.
+//
+// Deadline (cfg.psd_deadline_us > 0), as the other PSD kernels: from the call's first
+// block (%globaltimer), each thread reads the timer at its vector's start and every
+// k_se_check_evals path metrics. A vector running when the deadline is seen to pass ends
+// with its best leaf (flagged if candidates inside the sphere were left) or, without one,
+// the SIC point (psd_sic); every vector the thread takes after that gets the SIC point,
+// flagged. Tasks stop the same way; a queued vector with a stopped or skipped task is
+// flagged and gets the best leaf its tasks found.
+
+#include "../lib/core/backend.h"
+#include "../lib/core/psd_common.h"
+#include "../lib/core/psd_params.h"
+#include "../lib/core/psd_se.h"
+#include "batch_detector.h"
+#include "device_math.cuh"
+#include "psd_cuda.h"
+#include "psd_device.cuh"
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+namespace {
+
+constexpr int k_se_threads = 64; //!< threads per block of every kernel
+//! Deadline: path metrics of a thread between two timer reads.
+constexpr uint32_t k_se_check_evals = 512;
+//! Nodes a vector may expand in the first pass before its search is spread: enough that
+//! most vectors end there, few enough that no thread holds its warp long.
+constexpr uint32_t k_se_first_nodes = 128;
+//! Nodes a task may expand before it hands its subtrees on.
+constexpr uint32_t k_se_task_nodes = 128;
+//! Rows a task's subtrees reach below its root.
+constexpr int k_se_split_rows = 2;
+//! Tasks a wave holds per stream; when full, a task runs to its end instead of splitting.
+constexpr int k_se_task_capacity = 1 << 15;
+//! Steps between two reads of the vector's shared bound.
+constexpr uint32_t k_se_bound_refresh = 16;
+
+//! What the kernels need to know of the system, computed once on the host.
+struct psd_se_layout {
+    int nt, nrx, N, P, q, log2P;
+    int waves;       //!< wave launches: task depths first_depth, +k_se_split_rows, .. N-1
+    int first_depth; //!< depth of the first pass's tasks
+    double inv_scale; //!< 1 / the constellation's scale
+    double value[8];  //!< PAM levels, increasing
+    int label[8];    //!< PAM label of value[j]
+};
+
+//! A queued vector's shared state (indexed by the chunk's vector).
+struct se_vector {
+    unsigned long long bound; //!< least leaf metric found (double bits, metrics >= 0)
+    unsigned long long key;   //!< least order key among the leaves of that metric
+    unsigned long long first_key;
+    double first_metric; //!< the first pass's best leaf
+    uint32_t expanded, evaluated, truncated;
+    uint8_t first_best[k_psd_max_n];
+};
+
+//! A subtree search: rows N-1 .. N-depth fixed to prefix (row N-1 first).
+struct se_task {
+    int v, depth;
+    double metric;          //!< the prefix's path metric
+    unsigned long long key; //!< the prefix's ranks (psd_se_leaf_key's packing)
+    uint8_t prefix[k_psd_max_n];
+};
+
+//! A task's best leaf.
+struct se_result {
+    int v;
+    double metric;
+    unsigned long long key;
+    uint8_t best[k_psd_max_n];
+};
+
+//! Device scratch of one stream's chunk.
+struct se_work {
+    se_vector* vec;      //!< [n_vec of the chunk]
+    int* queued;         //!< [n_vec]: vectors that left the first pass
+    se_task* tasks[2];   //!< wave w reads tasks[w & 1], writes tasks[(w + 1) & 1]
+    se_result* results;  //!< k_se_task_capacity per wave
+    unsigned int* words; //!< counters, see se_word
+};
+
+//! Counter words: the first pass's vector counter, the queue's and the results' lengths,
+//! then per wave its task count and its task counter.
+enum se_word : int { w_first = 0, w_queued = 1, w_results = 2, w_wave0 = 3 };
+MIMODET_HD inline int se_wave_count(int w) { return w_wave0 + 2 * w; }
+MIMODET_HD inline int se_wave_next(int w) { return w_wave0 + 2 * w + 1; }
+constexpr int k_se_max_waves = psd_se_max_n;
+constexpr int k_se_words = w_wave0 + 2 * (k_se_max_waves + 1);
+
+/*!
+ * Each thread's copy of its matrix's R in shared memory, interleaved by thread (element e
+ * of thread t at [e k_se_threads + t]): the search reads a row of R per node, one
+ * dependent access after another, so their latency is the search's. NMAX = 16 would not
+ * fit: that instantiation reads R from global memory.
+ */
+template <int NMAX>
+struct se_R_cache {
+    static constexpr bool on = NMAX <= 8;
+    static constexpr int elems = on ? NMAX * NMAX * k_se_threads : 1;
+};
+
+/*!
+ * Points pb at vector v's problem: z (computed here) and matrix m's R, both in the
+ * thread's slices of shared memory (s_z: NMAX k_se_threads doubles), or, for NMAX = 16,
+ * R in global memory and z in shared memory at stride 1.
+ */
+template <int NMAX>
+__device__ inline void se_load(psd_se_problem& pb,
+                               const psd_se_layout& L,
+                               const double* R,
+                               const double* Qt,
+                               const float2* y,
+                               size_t m,
+                               int v,
+                               double* s_R,
+                               double* s_z)
+{
+    const int N = pb.N, M = 2 * L.nrx;
+    const double* g = R + m * N * N;
+    const int stride = se_R_cache<NMAX>::on ? k_se_threads : 1;
+    double* z = se_R_cache<NMAX>::on ? s_z + threadIdx.x : s_z + threadIdx.x * NMAX;
+    for (int k = 0; k < N; ++k)
+        z[k * stride] = psd_rotate(Qt + (m * N + k) * M, y + static_cast<size_t>(v) * L.nrx, L.nrx);
+    pb.z = z;
+    if constexpr (se_R_cache<NMAX>::on) {
+        for (int e = 0; e < N * N; ++e)
+            s_R[e * k_se_threads + threadIdx.x] = g[e];
+        pb.R = s_R + threadIdx.x;
+        pb.rs = k_se_threads;
+    } else {
+        pb.R = g;
+        pb.rs = 1;
+    }
+}
+
+//! The thread's z of pb as a dense array (psd_sic's input).
+template <int NMAX>
+__device__ inline void se_z_dense(const psd_se_problem& pb, double* z)
+{
+    for (int k = 0; k < pb.N; ++k)
+        z[k] = pb.zk(k);
+}
+
+//! Copies a state's best leaf (constant indices: the state stays in registers).
+template <int NMAX>
+__device__ inline void se_copy(const uint8_t (&from)[NMAX], uint8_t* to, int N)
+{
+    MIMODET_UNROLL
+    for (int j = 0; j < NMAX; ++j)
+        if (j < N)
+            to[j] = from[j];
+}
+
+//! The thread's next item: first its own (the grid covers the first items without an
+//! atomic), then from the shared counter.
+__device__ inline int se_next_item(bool& first, unsigned int* counter)
+{
+    if (first) {
+        first = false;
+        return static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    }
+    return static_cast<int>(gridDim.x * blockDim.x + atomicAdd(counter, 1u));
+}
+
+__device__ inline unsigned long long se_bits(double m)
+{
+    return static_cast<unsigned long long>(__double_as_longlong(m));
+}
+__device__ inline double se_double(unsigned long long b)
+{
+    return __longlong_as_double(static_cast<long long>(b));
+}
+
+//! Deadline state of one thread.
+struct se_deadline {
+    unsigned long long at = 0; //!< 0: none
+    bool expired = false;
+    uint64_t next_check = 0; //!< read the timer when the thread's metrics reach this
+    uint64_t work = 0;       //!< metrics of the thread's finished searches
+
+    __device__ bool out_of_time(uint32_t evaluated)
+    {
+        if (at == 0)
+            return false;
+        if (expired)
+            return true;
+        const uint64_t w = work + evaluated;
+        if (w < next_check)
+            return false;
+        next_check = w + k_se_check_evals;
+        expired = psd_globaltimer() >= at;
+        return expired;
+    }
+};
+
+__device__ inline void se_start_deadline(se_deadline& D,
+                                         unsigned long long budget_ns,
+                                         unsigned long long* call_start,
+                                         unsigned long long& s_start)
+{
+    if (budget_ns != 0 && threadIdx.x == 0)
+        s_start = psd_call_start(call_start);
+    __syncthreads();
+    if (budget_ns != 0)
+        D.at = s_start + budget_ns;
+}
+
+__device__ inline void se_write(const psd_se_layout& L,
+                                const uint8_t* best,
+                                const uint8_t* perm,
+                                uint8_t* out,
+                                vector_stats* stats,
+                                uint32_t expanded,
+                                uint32_t evaluated,
+                                uint32_t truncated)
+{
+    psd_bits_of(L.N, L.nt, L.q, L.label, best, perm, out);
+    if (stats) {
+        vector_stats st;
+        st.expanded = expanded;
+        st.evaluated = evaluated;
+        st.truncated = truncated;
+        *stats = st;
+    }
+}
+
+/*!
+ * The subtrees `to` rows deep of the node at st's root (st just begun with psd_se_begin,
+ * prefix_key its ranks) whose metric is at most bound, in visiting order, as tasks of
+ * vector v. Counts them when out is null; otherwise writes them at out[0..). Uses and
+ * leaves st as scratch; its counts grow by the nodes expanded.
+ */
+template <int NMAX>
+__device__ int se_subtrees(const psd_se_problem& pb,
+                           psd_se_state<NMAX>& st,
+                           int log2P,
+                           int v,
+                           int to,
+                           unsigned long long prefix_key,
+                           double bound,
+                           se_task* out)
+{
+    const int N = pb.N, root = st.top, last = N - to;
+    int count = 0, k = root - 1;
+    while (k < root) {
+        int idx = 0;
+        double m = 0.0;
+        if (psd_se_next(pb, st, k, idx, m) && m <= bound) {
+            st.sym[k] = static_cast<uint8_t>(idx);
+            if (k > last) {
+                --k;
+                psd_se_start_level(pb, st, k, m);
+                continue;
+            }
+            if (out) {
+                se_task& t = out[count];
+                t.v = v;
+                t.depth = to;
+                t.metric = m;
+                unsigned long long key = prefix_key;
+                for (int j = last; j < root; ++j)
+                    key |= static_cast<unsigned long long>(st.hi[j] - st.lo[j] - 2)
+                           << (log2P * j);
+                t.key = key;
+                for (int j = 0; j < to; ++j)
+                    t.prefix[j] = st.sym[N - 1 - j];
+            }
+            ++count;
+        } else {
+            ++k;
+        }
+    }
+    return count;
+}
+
+//! Reserves n entries of a list of k_se_task_capacity (never past it); -1 when full.
+__device__ inline int se_reserve(unsigned int* count, int n)
+{
+    unsigned int old = *reinterpret_cast<volatile unsigned int*>(count);
+    for (;;) {
+        if (old + static_cast<unsigned int>(n) > static_cast<unsigned int>(k_se_task_capacity))
+            return -1;
+        const unsigned int prev = atomicCAS(count, old, old + n);
+        if (prev == old)
+            return static_cast<int>(old);
+        old = prev;
+    }
+}
+
+/*!
+ * Spreads the rest of a search: the subtrees, `to` rows deep, of the root below rows
+ * top..N-1 (prefix, prefix_metric, prefix_key) become tasks of the list out (count: its
+ * length). False when the list is full (nothing written). st is scratch.
+ */
+template <int NMAX>
+__device__ bool se_spread(const psd_se_problem& pb,
+                          int log2P,
+                          int v,
+                          int top,
+                          const uint8_t* prefix,
+                          double prefix_metric,
+                          unsigned long long prefix_key,
+                          int to,
+                          double bound,
+                          se_task* out,
+                          unsigned int* count,
+                          uint32_t& expanded,
+                          uint32_t& evaluated)
+{
+    // Count, reserve, then enumerate again into the reserved entries. A state of its own
+    // (rows indexed at run time), so that the caller's stays in registers.
+    psd_se_state<NMAX> st;
+    psd_se_begin(pb, st, top, prefix, prefix_metric, bound);
+    const int n = se_subtrees(pb, st, log2P, v, to, prefix_key, bound, nullptr);
+    expanded += st.expanded;
+    evaluated += st.evaluated;
+    if (n == 0)
+        return true;
+    const int at = se_reserve(count, n);
+    if (at < 0)
+        return false;
+    psd_se_begin(pb, st, top, prefix, prefix_metric, bound);
+    se_subtrees(pb, st, log2P, v, to, prefix_key, bound, out + at);
+    return true;
+}
+
+template <int NMAX>
+__global__ void __launch_bounds__(k_se_threads)
+    psd_se_first_kernel(const float2* __restrict__ y,
+                        const double* __restrict__ R,
+                        const double* __restrict__ Qt,
+                        const uint8_t* __restrict__ perm,
+                        const __grid_constant__ psd_se_layout L,
+                        int n_vec,
+                        const __grid_constant__ segment_map map,
+                        se_work W,
+                        uint8_t* __restrict__ bits,
+                        vector_stats* __restrict__ stats,
+                        uint32_t first_nodes,
+                        unsigned long long budget_ns,
+                        unsigned long long* __restrict__ call_start)
+{
+    __shared__ double s_value[8];
+    __shared__ unsigned long long s_start;
+    if (threadIdx.x < L.P)
+        s_value[threadIdx.x] = L.value[threadIdx.x];
+    se_deadline D;
+    se_start_deadline(D, budget_ns, call_start, s_start);
+
+    __shared__ double s_R[se_R_cache<NMAX>::elems];
+    __shared__ double s_z[NMAX * k_se_threads];
+    const int N = L.N, nb = L.nt * L.q;
+    psd_se_state<NMAX> st;
+    psd_se_problem pb{ nullptr, nullptr, s_value, L.inv_scale, N, L.P, 1 };
+    uint8_t out[NMAX]; // a decision handed to psd_bits_of
+    int v = -1;
+    size_t m = 0;
+    uint32_t limit = first_nodes;
+    unsigned long long best_key = 0;
+    bool first = true;
+    for (;;) {
+        if (v < 0) {
+            v = se_next_item(first, W.words + w_first);
+            if (v >= n_vec)
+                break;
+            m = static_cast<size_t>(map.matrix_of(v));
+            se_load<NMAX>(pb, L, R, Qt, y, m, v, s_R, s_z);
+            limit = first_nodes;
+            if (D.out_of_time(0)) {
+                // Started after the deadline: the SIC point, no search.
+                double z[NMAX];
+                se_z_dense<NMAX>(pb, z);
+                psd_sic(R + m * N * N, z, s_value, N, L.P, out);
+                se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
+                         stats ? stats + v : nullptr, 0, static_cast<uint32_t>(N), 1);
+                v = -1;
+                continue;
+            }
+            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
+            continue;
+        }
+        if (st.k > 0 && D.out_of_time(st.evaluated)) {
+            uint32_t truncated = 1, evaluated = st.evaluated;
+            if (st.d2 < psd_se_inf()) {
+                truncated = psd_se_work_left(pb, st) ? 1 : 0;
+                se_copy<NMAX>(st.best, out, N);
+            } else {
+                double z[NMAX];
+                se_z_dense<NMAX>(pb, z);
+                psd_sic(R + m * N * N, z, s_value, N, L.P, out);
+                evaluated += static_cast<uint32_t>(N);
+            }
+            se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
+                     stats ? stats + v : nullptr, st.expanded, evaluated, truncated);
+            D.work += st.evaluated;
+            v = -1;
+            continue;
+        }
+        const double before = st.d2;
+        const bool running = psd_se_step<NMAX, true>(pb, st);
+        if (st.d2 < before)
+            best_key = psd_se_leaf_key(st, L.log2P, 0);
+        if (!running) {
+            se_copy<NMAX>(st.best, out, N);
+            se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
+                     stats ? stats + v : nullptr, st.expanded, st.evaluated, 0);
+            D.work += st.evaluated;
+            v = -1;
+            continue;
+        }
+        if (st.expanded < limit)
+            continue;
+        // Long search: spread it over tasks bounded by its best leaf (found: the first
+        // descent ends in a leaf within N expansions).
+        se_vector& sv = W.vec[v];
+        uint32_t expanded = st.expanded, evaluated = st.evaluated;
+        const double bound = st.d2;
+        sv.first_metric = bound;
+        sv.first_key = best_key;
+        se_copy<NMAX>(st.best, sv.first_best, N);
+        if (!se_spread<NMAX>(pb, L.log2P, v, N, nullptr, 0.0, 0ull, L.first_depth, bound,
+                             W.tasks[0], W.words + se_wave_count(0), expanded, evaluated)) {
+            // No room: this thread finishes the search itself.
+            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
+            st.expanded = expanded;
+            st.evaluated = evaluated;
+            limit = UINT32_MAX;
+            continue;
+        }
+        sv.bound = se_bits(bound);
+        sv.key = ~0ull;
+        sv.expanded = expanded;
+        sv.evaluated = evaluated;
+        sv.truncated = 0;
+        W.queued[atomicAdd(W.words + w_queued, 1u)] = v;
+        D.work += evaluated;
+        v = -1;
+    }
+}
+
+template <int NMAX>
+__global__ void __launch_bounds__(k_se_threads)
+    psd_se_wave_kernel(const float2* __restrict__ y,
+                       const double* __restrict__ R,
+                       const double* __restrict__ Qt,
+                       const __grid_constant__ psd_se_layout L,
+                       const __grid_constant__ segment_map map,
+                       se_work W,
+                       int wave,
+                       uint32_t task_nodes,
+                       unsigned long long budget_ns,
+                       unsigned long long* __restrict__ call_start)
+{
+    __shared__ double s_value[8];
+    __shared__ unsigned long long s_start;
+    if (threadIdx.x < L.P)
+        s_value[threadIdx.x] = L.value[threadIdx.x];
+    se_deadline D;
+    se_start_deadline(D, budget_ns, call_start, s_start);
+
+    const int N = L.N;
+    const int n_tasks = static_cast<int>(W.words[se_wave_count(wave)]);
+    if (n_tasks == 0)
+        return;
+    const se_task* tasks = W.tasks[wave & 1];
+    const bool can_split = wave + 1 < L.waves;
+    se_task* out = W.tasks[(wave + 1) & 1];
+    unsigned int* out_count = W.words + se_wave_count(wave + 1);
+    __shared__ double s_R[se_R_cache<NMAX>::elems];
+    __shared__ double s_z[NMAX * k_se_threads];
+    psd_se_state<NMAX> st;
+    psd_se_problem pb{ nullptr, nullptr, s_value, L.inv_scale, N, L.P, 1 };
+    int t = -1;
+    bool first = true;
+    se_task task;
+    uint32_t limit = 0, since_refresh = 0;
+    unsigned long long best_key = 0;
+    bool stopped = false;
+    for (;;) {
+        if (t < 0) {
+            t = se_next_item(first, W.words + se_wave_next(wave));
+            if (t >= n_tasks)
+                break;
+            task = tasks[t];
+            se_vector& sv = W.vec[task.v];
+            if (D.out_of_time(0)) {
+                atomicOr(&sv.truncated, 1u); // a subtree left unsearched
+                t = -1;
+                continue;
+            }
+            const size_t m = static_cast<size_t>(map.matrix_of(task.v));
+            se_load<NMAX>(pb, L, R, Qt, y, m, task.v, s_R, s_z);
+            psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric,
+                                     se_double(sv.bound));
+            limit = can_split ? task_nodes : UINT32_MAX;
+            since_refresh = 0;
+            stopped = false;
+            continue;
+        }
+        se_vector& sv = W.vec[task.v];
+        bool done = false;
+        if (st.k > 0 && D.out_of_time(st.evaluated)) {
+            if (psd_se_work_left(pb, st))
+                atomicOr(&sv.truncated, 1u);
+            stopped = done = true;
+        } else {
+            const double before = st.d2;
+            done = !psd_se_step<NMAX, true>(pb, st);
+            if (st.d2 < before) {
+                best_key = psd_se_leaf_key(st, L.log2P, task.key);
+                atomicMin(&sv.bound, se_bits(st.d2));
+            }
+            if (++since_refresh == k_se_bound_refresh) {
+                since_refresh = 0;
+                const double g = se_double(*reinterpret_cast<volatile unsigned long long*>(&sv.bound));
+                st.bound = g < st.bound ? g : st.bound;
+            }
+        }
+        uint32_t expanded = st.expanded, evaluated = st.evaluated;
+        const double found = st.d2;
+        if (!done && st.expanded >= limit) {
+            // Hand the subtrees on. The leaf found so far is recorded below (its subtree
+            // may find it again: the same leaf, the same decision).
+            const double bound = se_double(sv.bound);
+            const int to = min(task.depth + k_se_split_rows, N - 1);
+            if (!se_spread<NMAX>(pb, L.log2P, task.v, N - task.depth, task.prefix, task.metric,
+                                 task.key, to, bound, out, out_count, expanded, evaluated)) {
+                // No room: this thread searches the subtree to its end, keeping its best.
+                uint8_t best[NMAX];
+                MIMODET_UNROLL
+                for (int k = 0; k < NMAX; ++k)
+                    best[k] = st.best[k];
+                psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric, bound);
+                st.expanded = expanded;
+                st.evaluated = evaluated;
+                MIMODET_UNROLL
+                for (int k = 0; k < NMAX; ++k)
+                    st.best[k] = best[k];
+                st.d2 = found;
+                limit = UINT32_MAX;
+                continue;
+            }
+            done = true;
+        }
+        if (!done)
+            continue;
+        if (found < psd_se_inf()) {
+            se_result& r = W.results[atomicAdd(W.words + w_results, 1u)];
+            r.v = task.v;
+            r.metric = found;
+            r.key = best_key;
+            se_copy<NMAX>(st.best, r.best, N);
+        }
+        atomicAdd(&sv.expanded, expanded);
+        atomicAdd(&sv.evaluated, evaluated);
+        D.work += evaluated;
+        (void)stopped;
+        t = -1;
+    }
+}
+
+//! Per queued vector, the least key among the leaves of its least metric.
+__global__ void __launch_bounds__(k_se_threads) psd_se_pick_kernel(se_work W)
+{
+    const unsigned int n_res = W.words[w_results], n_q = W.words[w_queued];
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_res + n_q;
+         i += gridDim.x * blockDim.x) {
+        if (i < n_res) {
+            const se_result& r = W.results[i];
+            se_vector& sv = W.vec[r.v];
+            if (r.metric == se_double(sv.bound))
+                atomicMin(&sv.key, r.key);
+        } else {
+            se_vector& sv = W.vec[W.queued[i - n_res]];
+            if (sv.first_metric == se_double(sv.bound))
+                atomicMin(&sv.key, sv.first_key);
+        }
+    }
+}
+
+//! The decision's bits and the vector's counts (the one leaf of least metric and key;
+//! a leaf recorded twice writes the same values twice).
+__global__ void __launch_bounds__(k_se_threads)
+    psd_se_write_kernel(const uint8_t* __restrict__ perm,
+                        const __grid_constant__ psd_se_layout L,
+                        const __grid_constant__ segment_map map,
+                        se_work W,
+                        uint8_t* __restrict__ bits,
+                        vector_stats* __restrict__ stats)
+{
+    const unsigned int n_res = W.words[w_results], n_q = W.words[w_queued];
+    const int nb = L.nt * L.q;
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_res + n_q;
+         i += gridDim.x * blockDim.x) {
+        int v;
+        double metric;
+        unsigned long long key;
+        const uint8_t* best;
+        if (i < n_res) {
+            const se_result& r = W.results[i];
+            v = r.v;
+            metric = r.metric;
+            key = r.key;
+            best = r.best;
+        } else {
+            v = W.queued[i - n_res];
+            const se_vector& sv = W.vec[v];
+            metric = sv.first_metric;
+            key = sv.first_key;
+            best = sv.first_best;
+        }
+        const se_vector& sv = W.vec[v];
+        if (metric != se_double(sv.bound) || key != sv.key)
+            continue;
+        const size_t m = static_cast<size_t>(map.matrix_of(v));
+        se_write(L, best, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
+                 stats ? stats + v : nullptr, sv.expanded, sv.evaluated, sv.truncated);
+    }
+}
+
+using se_first_fn = decltype(&psd_se_first_kernel<psd_se_max_n>);
+using se_wave_fn = decltype(&psd_se_wave_kernel<psd_se_max_n>);
+
+struct se_kernels {
+    se_first_fn first;
+    se_wave_fn wave;
+};
+
+//! The instantiation for N real levels: small state for 2 and 4 antennas.
+se_kernels se_pick(int N)
+{
+    if (N <= 4)
+        return { psd_se_first_kernel<4>, psd_se_wave_kernel<4> };
+    if (N <= 8)
+        return { psd_se_first_kernel<8>, psd_se_wave_kernel<8> };
+    return { psd_se_first_kernel<psd_se_max_n>, psd_se_wave_kernel<psd_se_max_n> };
+}
+
+//! A tuning constant, or the environment's value for measurements.
+uint32_t se_tuning(const char* name, uint32_t fallback)
+{
+    const char* v = std::getenv(name);
+    return v && *v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
+}
+
+class psd_se_cuda_detector : public cuda_batch_detector
+{
+public:
+    psd_se_cuda_detector(const detector_config& cfg, const psd_se_layout& L, se_kernels k)
+        : cuda_batch_detector(cfg, false),
+          d_L(L),
+          d_k(k),
+          d_sorted(psd_uses_sorted_qr(cfg.sorted_qr, psd_cpu_tuned(cfg.n_tx))),
+          d_budget_ns(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us))),
+          d_first_nodes(se_tuning("MIMODET_PSD_SE_FIRST_NODES", k_se_first_nodes)),
+          d_task_nodes(se_tuning("MIMODET_PSD_SE_TASK_NODES", k_se_task_nodes))
+    {
+        int dev = 0;
+        MIMODET_CUDA_CHECK(cudaGetDevice(&dev));
+        cudaDeviceProp prop;
+        MIMODET_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+        int per_sm = 0;
+        MIMODET_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, d_k.first, k_se_threads, 0));
+        per_sm = std::min<int>(per_sm, se_tuning("MIMODET_PSD_SE_BLOCKS_PER_SM", per_sm));
+        d_grid = static_cast<size_t>(std::max(per_sm, 1)) * prop.multiProcessorCount;
+        // Waves hold the few long searches' tasks: a thread each, taken from a counter.
+        d_wave_grid = std::min<size_t>(d_grid, static_cast<size_t>(4) * prop.multiProcessorCount);
+        d_sms = prop.multiProcessorCount;
+        d_words.reserve(static_cast<size_t>(k_streams_max) * k_se_words);
+        if (d_budget_ns != 0) {
+            d_call_start.reserve(1);
+            MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&d_armed, cudaEventDisableTiming));
+        }
+    }
+
+    ~psd_se_cuda_detector() override
+    {
+        if (d_armed)
+            (void)cudaEventDestroy(d_armed);
+    }
+
+protected:
+    void reserve_scratch(size_t n_mat, size_t n_vec) override
+    {
+        const size_t N = d_L.N, M = 2 * d_L.nrx;
+        d_R.reserve(n_mat * N * N);
+        d_Qt.reserve(n_mat * N * M);
+        d_perm.reserve(n_mat * k_psd_max_n);
+        d_vec.reserve(std::max<size_t>(n_vec, 1));
+        d_queued.reserve(std::max<size_t>(n_vec, 1));
+    }
+
+    void launch(cudaStream_t s, const chunk& c) override
+    {
+        if (c.n_vec > static_cast<size_t>(INT_MAX) - d_grid * k_se_threads)
+            throw std::invalid_argument("mimodet: psd cuda: chunk too large");
+        const size_t N = d_L.N, M = 2 * d_L.nrx;
+        double* R = d_R.get() + c.m0 * N * N;
+        double* Qt = d_Qt.get() + c.m0 * N * M;
+        uint8_t* perm = d_perm.get() + c.m0 * k_psd_max_n;
+        launch_psd_preprocess(
+            s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm);
+        MIMODET_CUDA_CHECK_LAUNCH();
+        // Per stream: counters and task lists. Launches on a stream run in order, so
+        // resetting them on the stream before each chunk is safe while other streams run.
+        const int slot = stream_slot(s);
+        se_work W;
+        W.vec = d_vec.get() + c.v0;
+        W.queued = d_queued.get() + c.v0;
+        W.tasks[0] = d_tasks[slot][0].get();
+        W.tasks[1] = d_tasks[slot][1].get();
+        W.results = d_results[slot].get();
+        W.words = d_words.get() + static_cast<size_t>(slot) * k_se_words;
+        MIMODET_CUDA_CHECK(cudaMemsetAsync(W.words, 0, k_se_words * sizeof(unsigned int), s));
+        if (d_budget_ns != 0) {
+            // As psd_cuda.cu: chunk 0 zeroes the call's start word, the others wait.
+            if (c.m0 == 0) {
+                MIMODET_CUDA_CHECK(
+                    cudaMemsetAsync(d_call_start.get(), 0, sizeof(unsigned long long), s));
+                MIMODET_CUDA_CHECK(cudaEventRecord(d_armed, s));
+            } else {
+                MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s, d_armed, 0));
+            }
+        }
+        const unsigned first_grid = static_cast<unsigned>(
+            std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_grid));
+        d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y, R, Qt, perm, d_L,
+                                                      static_cast<int>(c.n_vec), c.map, W,
+                                                      c.bits, c.stats, d_first_nodes,
+                                                      d_budget_ns, d_call_start.get());
+        MIMODET_CUDA_CHECK_LAUNCH();
+        for (int w = 0; w < d_L.waves; ++w) {
+            d_k.wave<<<static_cast<unsigned>(d_wave_grid), k_se_threads, 0, s>>>(
+                c.y, R, Qt, d_L, c.map, W, w, d_task_nodes, d_budget_ns, d_call_start.get());
+            MIMODET_CUDA_CHECK_LAUNCH();
+        }
+        const unsigned small = static_cast<unsigned>(d_sms);
+        psd_se_pick_kernel<<<small, k_se_threads, 0, s>>>(W);
+        MIMODET_CUDA_CHECK_LAUNCH();
+        psd_se_write_kernel<<<small, k_se_threads, 0, s>>>(perm, d_L, c.map, W, c.bits, c.stats);
+        MIMODET_CUDA_CHECK_LAUNCH();
+    }
+
+    bool kernels_write_stats() const override { return true; }
+
+private:
+    static constexpr int k_streams_max = 8;
+
+    //! The stream's scratch slot (task lists, counters), allocated on first use.
+    int stream_slot(cudaStream_t s)
+    {
+        for (size_t i = 0; i < d_stream_of.size(); ++i)
+            if (d_stream_of[i] == s)
+                return static_cast<int>(i);
+        if (d_stream_of.size() >= static_cast<size_t>(k_streams_max))
+            throw std::logic_error("mimodet: psd cuda: more streams than scratch slots");
+        const int i = static_cast<int>(d_stream_of.size());
+        d_stream_of.push_back(s);
+        d_tasks[i][0].reserve(k_se_task_capacity);
+        d_tasks[i][1].reserve(k_se_task_capacity);
+        d_results[i].reserve(static_cast<size_t>(k_se_task_capacity) * d_L.waves);
+        return i;
+    }
+
+    const psd_se_layout d_L;
+    const se_kernels d_k;
+    const bool d_sorted;
+    const unsigned long long d_budget_ns;
+    const uint32_t d_first_nodes, d_task_nodes;
+    size_t d_grid = 0, d_wave_grid = 0;
+    int d_sms = 0;
+    cudaEvent_t d_armed = nullptr;
+    device_buffer<unsigned long long> d_call_start;
+    std::vector<cudaStream_t> d_stream_of;
+    device_buffer<unsigned int> d_words;
+    device_buffer<double> d_R, d_Qt;
+    device_buffer<uint8_t> d_perm;
+    device_buffer<se_vector> d_vec;
+    device_buffer<int> d_queued;
+    device_buffer<se_task> d_tasks[k_streams_max][2];
+    device_buffer<se_result> d_results[k_streams_max];
+};
+
+} // namespace
+
+detector::sptr make_psd_se_cuda_detector(const detector_config& cfg)
+{
+    const constellation& c = constellation::get(cfg.mod);
+    if (cfg.n_tx < 1 || cfg.n_tx > k_max_ant || cfg.n_rx < 1 || cfg.n_rx > k_max_ant)
+        throw std::invalid_argument("mimodet: psd cuda: n_tx and n_rx must be 1.." +
+                                    std::to_string(k_max_ant));
+    psd_se_layout L{};
+    L.nt = cfg.n_tx;
+    L.nrx = cfg.n_rx;
+    L.N = 2 * cfg.n_tx;
+    L.P = c.pam_order();
+    L.q = c.bits_per_symbol();
+    L.log2P = L.q / 2;
+    L.inv_scale = 1.0 / c.scale();
+    // Task depths: first_depth, then k_se_split_rows more a wave, down to N-1.
+    L.first_depth = std::min(k_se_split_rows, L.N - 1);
+    L.waves = 1;
+    for (int d = L.first_depth; d < L.N - 1; d = std::min(d + k_se_split_rows, L.N - 1))
+        ++L.waves;
+    // PAM levels in increasing order (the Gray labels are not monotone), as the CPU.
+    const auto& pam = c.pam_levels();
+    std::vector<int> order(L.P);
+    for (int j = 0; j < L.P; ++j)
+        order[j] = j;
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return pam[a] < pam[b]; });
+    for (int j = 0; j < L.P; ++j) {
+        L.value[j] = pam[order[j]];
+        L.label[j] = order[j];
+    }
+    return std::make_shared<psd_se_cuda_detector>(cfg, L, se_pick(L.N));
+}
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
