@@ -6,9 +6,9 @@
  */
 
 // The parallel, vectorised channel estimation (lib/core/channel_estimation.cc) against
-// a plain serial implementation of the same method (ref::ref_estimation below): H and noise_var on
-// random slots, every thread count, the cached-filter path and the cache clearing, and
-// bad input. Also the block's threads parameter.
+// a plain serial implementation of the same method (ref::ref_estimation below): H and
+// noise_var on random slots, every thread count, the cached-filter path and the cache
+// clearing, and bad input. Also the block's threads parameter.
 
 #include "channel_estimation.h"
 #include "qa_estimation_slots.h"
