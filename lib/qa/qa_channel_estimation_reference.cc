@@ -376,7 +376,7 @@ namespace {
 using qa::make_slots;
 using qa::test_slot;
 
-//! Runs the reference and the new estimator (at each thread count) over the slots and
+//! Runs the reference and the core estimator (at each thread count) over the slots and
 //! compares: H within float rounding of the reference (same operations in the same
 //! order: on one build they agree bit for bit, which is counted and printed), noise_var
 //! likewise, and every thread count bit for bit equal to one thread.

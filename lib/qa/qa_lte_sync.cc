@@ -324,7 +324,7 @@ TEST(lte_sync, cfo_rotator_removes_the_cfo_continuously)
 TEST(lte_sync, cfo_rotator_matches_the_exact_rotation_over_a_slot)
 {
     // apply() and phasors() + multiply() (what slot_sync uses, one set of phasors for all
-    // antennas) against (a) the rotation loop they replaced, bit for bit, and (b) the
+    // antennas) against (a) a plain per-sample rotation loop, bit for bit, and (b) the
     // exact rotation x(n) exp(-j phase(n)) in double, over whole slots of every size and
     // ragged lengths, after a retune (phase0 != 0, n0 != 0) and at large sample indices.
     std::mt19937 rng(21);
