@@ -7,11 +7,11 @@
 
 // mimodet_keep_awake: keeps CPUs out of their idle state while a flowgraph runs beside
 // it, so that the hand-overs between its blocks' threads do not wait for a halted CPU to
-// wake (gr::mimodet::cpu_keep_awake says why; docs/PERFORMANCE.md, "CPUs kept awake",
-// measures it). With the flowgraph confined to the same CPUs:
+// wake (gr::mimodet::cpu_keep_awake says why; docs/PERFORMANCE.md, "Keeping the CPUs
+// awake, and how many", measures it). With the flowgraph confined to the same CPUs:
 //
-//     taskset -c 0-5 mimodet_keep_awake &
-//     taskset -c 0-5 python3 my_flowgraph.py
+//     taskset -c 0-7 mimodet_keep_awake &
+//     taskset -c 0-7 python3 my_flowgraph.py
 //
 // Runs until SIGINT or SIGTERM, or for --seconds.
 

@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kThreads) ls_kernel(const port_table* __restri
 // derotate the pilots they read themselves (the same values as part 0's), so the six run
 // side by side instead of one after another in one block (17.6 us on the H100 for
 // 20 MHz 4x4, Nsight Compute). Each sum is taken by the same threads in the same order
-// and reduced by the same block reduction as when one block made them all.
+// and reduced by the same block reduction in whichever block takes it.
 __global__ void __launch_bounds__(kThreads) port_kernel(const port_table* __restrict__ ports,
                                                         int n_rx,
                                                         int noise_pairs,

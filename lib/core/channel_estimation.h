@@ -84,7 +84,7 @@ class channel_estimation_cuda; // cuda/channel_estimation_cuda.cu: the same meth
  * (and a NaN in H), and so do all-zero pilots (no signal): the detector block flags
  * such slots.
  *
- * Speed (docs/PERFORMANCE.md, "Channel estimator speed-up"): the per-slot work is split
+ * Speed (docs/PERFORMANCE.md, "Channel estimation"): the per-slot work is split
  * into parallel phases on a persistent pool of threads - 1 workers (the caller is the
  * other): LS with the noise, power and mean-delay sums per (t, r) pair, then the
  * derotation and the spread fit's lag sums per port, then the Wiener filtering per block
@@ -172,10 +172,9 @@ private:
 
     /*!
      * Persistent workers: run(n, f) calls f(0..n-1) on the caller and the workers and
-     * returns when all calls are done. Idle workers sleep on a condition variable. (They
-     * used to poll for 200 us after each job first; in the 20 MHz 4x4 receiver on the
-     * H100 host that cost 1.8-2 cores of CPU time for no measurable gain in throughput or
-     * latency: docs/PERFORMANCE.md.)
+     * returns when all calls are done. Idle workers sleep on a condition variable at
+     * once: polling for 200 us after each job cost 1.8-2 cores of CPU time in the 20 MHz
+     * 4x4 receiver on the H100 host, for no measurable gain in throughput or latency.
      */
     class pool
     {

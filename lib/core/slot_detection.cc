@@ -369,7 +369,7 @@ size_t slot_detection::gather_slots(const std::vector<slot_input>& slots,
     why.assign(slots.size(), std::string());
     // check() reads every grid and H in order before gather() picks elements out of
     // them: that also brings them into the cache (one pass that copies and checks
-    // together, in gather()'s scattered order, was 3x slower on the H100 host).
+    // together, in gather()'s scattered order, is 3x slower: measured on the H100 host).
     for (size_t i = 0; i < slots.size(); ++i) {
         const auto& in = slots[i];
         why[i] = check(in.ns, in.grids, in.H, in.noise_var);

@@ -6,9 +6,9 @@
  */
 
 // The parallel, vectorised channel estimation (lib/core/channel_estimation.cc) against
-// the serial code it replaced (kept below as ref::ref_estimation): H and noise_var on
-// random slots, every thread count, the cached-filter path and the cache clearing, and
-// bad input. Also the block's threads parameter.
+// a plain serial implementation of the same method (ref::ref_estimation below): H and
+// noise_var on random slots, every thread count, the cached-filter path and the cache
+// clearing, and bad input. Also the block's threads parameter.
 
 #include "channel_estimation.h"
 #include "qa_estimation_slots.h"
@@ -35,10 +35,9 @@ using cf = std::complex<float>;
 
 namespace ref {
 
-// The estimator as it was before the speed-up (git HEAD at the time, lib/core/
-// channel_estimation.{h,cc}), kept verbatim apart from the class name and the
-// omitted utilities (interpolate and difference_energy are unchanged and taken from
-// the core): the reference for the results of the parallel, vectorised code.
+// The serial estimator: one thread, scalar sums in the natural order, a Wiener filter
+// solved per subcarrier; interpolate and difference_energy are taken from the core. The
+// reference for the results of the parallel, vectorised code.
 class ref_estimation
 {
 public:
@@ -377,7 +376,7 @@ namespace {
 using qa::make_slots;
 using qa::test_slot;
 
-//! Runs the reference and the new estimator (at each thread count) over the slots and
+//! Runs the reference and the core estimator (at each thread count) over the slots and
 //! compares: H within float rounding of the reference (same operations in the same
 //! order: on one build they agree bit for bit, which is counted and printed), noise_var
 //! likewise, and every thread count bit for bit equal to one thread.

@@ -303,8 +303,8 @@ TEST(gpu_psd, singular_channels_give_valid_bits)
 TEST(gpu_psd, lane_parallel_preprocessing_equals_one_thread_per_matrix)
 {
     SKIP_WITHOUT_GPU();
-    // The detector's preprocessing (one lane per real column) against the kernel it
-    // replaced (one thread per matrix): the same operations in the same order, so R, Q^T
+    // The detector's preprocessing (one lane per real column) against the
+    // one-thread-per-matrix kernel: the same operations in the same order, so R, Q^T
     // and the permutation must be equal bit for bit, on random, singular and scaled
     // channels, with both QRs, for every shape with a lane kernel and one without (3x3),
     // and with matrix counts that leave a warp's or a block's lanes idle.

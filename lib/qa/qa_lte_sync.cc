@@ -324,7 +324,7 @@ TEST(lte_sync, cfo_rotator_removes_the_cfo_continuously)
 TEST(lte_sync, cfo_rotator_matches_the_exact_rotation_over_a_slot)
 {
     // apply() and phasors() + multiply() (what slot_sync uses, one set of phasors for all
-    // antennas) against (a) the rotation loop they replaced, bit for bit, and (b) the
+    // antennas) against (a) a plain per-sample rotation loop, bit for bit, and (b) the
     // exact rotation x(n) exp(-j phase(n)) in double, over whole slots of every size and
     // ragged lengths, after a retune (phase0 != 0, n0 != 0) and at large sample indices.
     std::mt19937 rng(21);
@@ -741,9 +741,9 @@ std::vector<slot_info> run_sync_whole(slot_sync& sync, const test_signal& sig)
 
 TEST(lte_sync, slot_sync_lock_after_leading_zeros_is_independent_of_chunking)
 {
-    // Regression: exact zeros before the signal gave a huge metric (rounding error over
-    // zero energy) on a lag in the zeros; its rejection dropped the lags searched after
-    // it, so the first PSS was missed (lock at slot 10) depending on the push sizes.
+    // Exact zeros before the signal must not give a huge metric (rounding error over
+    // zero energy) on a lag in the zeros: its rejection would drop the lags searched
+    // after it and miss the first PSS (lock at slot 10) depending on the push sizes.
     for (double bw : { 1.4, 5.0 })
         for (int offset : { 300, 1234, 5000 })
             for (bool zero_lead : { true, false }) {
@@ -775,9 +775,9 @@ TEST(lte_sync, slot_sync_lock_after_leading_zeros_is_independent_of_chunking)
 
 TEST(lte_sync, slot_sync_acquires_with_1_2_4_tx_ports)
 {
-    // The PSS is on port 0 only (with the old full-band metric its peak was about
-    // 62/n_tx per n_sc). Acquisition at the first PSS for every port count (informative
-    // counts printed; all must lock there).
+    // The PSS is on port 0 only (a metric normalised over the whole band puts its peak
+    // at about 62/n_tx per n_sc). Acquisition at the first PSS for every port count
+    // (informative counts printed; all must lock there).
     for (double bw : { 1.4, 5.0, 20.0 })
         for (int n_tx : { 1, 2, 4 })
             for (int n_rx : { 1, 2, 4 }) {

@@ -201,8 +201,8 @@ else:
 print("RESULT " + json.dumps(r), flush=True)
 # Tear down in a fixed order: the flowgraph (a Qt widget) first, while the QApplication
 # still exists, then the application. A crash here still fails the test. Python's own
-# module teardown, whose order is arbitrary and once ended this process with SIGSEGV in
-# CI after the result was out, is skipped.
+# module teardown, whose order is arbitrary and can end this process with SIGSEGV after
+# the result is out, is skipped.
 import gc
 del tb, det, mod
 devices = []
@@ -589,7 +589,7 @@ class qa_examples(gr_unittest.TestCase):
             self.assertLessEqual(b[2], b[1], name)          # ... to the high end
             self.assertLess(b[2], b[0] / 10, name)
         # Same channels and noise for both: the (near-)ML FSD beats ZF where noise
-        # no longer dominates.
+        # does not dominate.
         self.assertLess(dict(ber["fsd"])[20.0], dict(ber["zf"])[20.0])
         # One progress line per finished point when stdout is not a terminal.
         self.assertEqual(len([l for l in p.stdout.splitlines() if "BER" in l and

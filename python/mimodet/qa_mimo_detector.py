@@ -240,8 +240,8 @@ class qa_mimo_detector(gr_unittest.TestCase):
     def test_011_queued_slots_share_calls(self):
         # Twelve slots queued at once go through in calls of up to eight slots (one batch
         # each). GNU Radio hands a block at most half of its output buffer per call, so
-        # the buffer must hold twice a call's slots: with one of eight slots (the old
-        # size) a call got four. The calls' slot counts come from the block's call
+        # the buffer must hold twice a call's slots: with one of eight slots a call
+        # would get four. The calls' slot counts come from the block's call
         # timeline (MIMODET_CALL_TIMELINE, read when the block is made, written when it
         # is destroyed).
         import gc

@@ -165,8 +165,9 @@ class qa_ofdm_sync(gr_unittest.TestCase):
     # Regressions found by the loopback integration tests (python/mimodet/qa_loopback.py).
 
     def test_006_one_two_four_tx_ports(self):
-        # The PSS is on port 0 only: with the old full-band metric its peak was about
-        # 62/n_tx of the single-port one (a fixed threshold of 16/n_sc missed 4 ports);
+        # The PSS is on port 0 only: a metric normalised over the whole band puts its
+        # peak at about 62/n_tx of the single-port one (a fixed threshold of 16/n_sc
+        # misses 4 ports);
         # per-port unit energy and unit total channel power as in slot_framer +
         # mimo_channel.
         seed = 60
@@ -188,7 +189,7 @@ class qa_ofdm_sync(gr_unittest.TestCase):
         self.assertEqual(r["errors"], 0)
 
     def test_008_first_pss_after_leading_zeros(self):
-        # Exact zeros before the signal used to give a spurious huge metric and the lock
+        # Exact zeros before the signal must not give a spurious huge metric and a lock
         # only at slot 10.
         for offset in (300, 1234, 5000):
             for zero_lead in (True, False):
@@ -243,11 +244,11 @@ class qa_ofdm_sync(gr_unittest.TestCase):
             self.assertEqual(r["slots"], 40)
 
     def test_011_20mhz_acquisition_in_a_fade(self):
-        # Regression (docs/LOOPBACK.md): the two 20 MHz time-domain links of the
-        # 200-slot table whose first received slot was 110 and 160 (seeds 1601: 4x4, 1403:
-        # 2x2; the same channel and offset, QPSK and the cheap ZF detector here, whose
-        # errors do not matter). Port 0's PSS sat in an EPA fade at the carrier centre,
-        # which the old full-band metric could not see.
+        # docs/LOOPBACK.md, "Acquisition": the two 20 MHz time-domain links of the
+        # 200-slot table whose first slot a whole-band metric finds only at 110 and 160
+        # (seeds 1601: 4x4, 1403: 2x2; the same channel and offset, QPSK and the cheap ZF
+        # detector here, whose errors do not matter). Port 0's PSS sits in an EPA fade at
+        # the carrier centre, which a metric normalised over the whole band cannot see.
         from gnuradio.mimodet import loopback
         for ant, seed in ((4, 1601), (2, 1403)):
             to = int(np.random.default_rng(seed).integers(0, 20000))

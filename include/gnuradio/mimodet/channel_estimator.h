@@ -46,14 +46,14 @@ namespace mimodet {
  * Speed: each slot is split over a persistent pool of threads (created with the block):
  * the LS step per antenna pair, the Wiener filtering per block of subcarriers. The
  * results do not depend on the number of threads (bit for bit). Measured times per slot:
- * docs/PERFORMANCE.md, "Channel estimator speed-up".
+ * docs/PERFORMANCE.md, "Channel estimation".
  *
  * Backend "cuda" runs the same method on the GPU (cuda/channel_estimation_cuda.cu): the
  * LS, the pilot statistics and the Wiener step are kernels, the model's decisions (noise
  * variance, filter choice and design) stay on the CPU. Its H and noise_var agree with the
  * CPU's up to float rounding (sums over pilots in another order, the GPU's sin/cos);
  * unusable slots take the CPU path. It frees the CPU threads of the pool for the rest of
- * the flowgraph (docs/PERFORMANCE.md, "Channel estimation on the GPU").
+ * the flowgraph (docs/PERFORMANCE.md, "Channel estimation").
  *
  * Slots: ns is read from the "slot" tag of input 0; an item without a tag gets the
  * previous slot + 1 (mod 20), starting at 0. Non-finite or all-zero input gives a NaN

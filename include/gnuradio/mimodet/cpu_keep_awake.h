@@ -39,7 +39,7 @@ namespace mimodet {
  * would; at stop(), every thread of the process gets back the CPUs the constructing
  * thread had. On the H100 machines, spin with the flowgraph confined held the receiver's
  * p99 under 1 ms in every window measured on screened machines, where spin on every CPU
- * did not (docs/PERFORMANCE.md, "CPUs kept awake").
+ * did not (docs/PERFORMANCE.md, "Keeping the CPUs awake, and how many").
  *
  * With `slice_us`, every thread of the process, and every thread they start later, asks
  * the kernel for a time slice of that many microseconds (sched_setattr's sched_runtime
@@ -50,7 +50,7 @@ namespace mimodet {
  * flowgraph's own threads, such as stages that share a slot's antennas out on several
  * threads. Any mode takes it; at stop() those threads get the kernel's default back.
  * On the H100 machines a 100 us slice made no measurable difference to the receiver
- * (docs/PERFORMANCE.md, "The time domain confined").
+ * (docs/PERFORMANCE.md, "Keeping the CPUs awake, and how many").
  *
  * Bad arguments (a mode other than these, a CPU this process may not use, confine
  * without spin, a slice outside 100..100000 us) throw std::invalid_argument at

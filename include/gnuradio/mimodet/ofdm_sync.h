@@ -52,8 +52,8 @@ namespace mimodet {
  * expected; the start of the next slot moves to it (the output still holds exactly
  * slot_samples per slot: the input is skipped or repeated by the step). The search runs
  * once slot 0/10 is out, so that slot does not wait for the search nor for the
- * cp_other samples after it that the search window needs (before, such a slot's latency
- * was about 0.25 ms above the others' at 20 MHz 4x4: docs/PERFORMANCE.md); the slot after
+ * cp_other samples after it that the search window needs (searching first would put
+ * such a slot's latency about 0.25 ms above the others' at 20 MHz 4x4); the slot after
  * it waits for the search. The CFO is re-estimated every
  * slot from the CPs and smoothed (complex exponential average, weight 0.2). A missed
  * PSS is logged and the timing kept; after 8 missed in a row (4 frames) the lock is
