@@ -861,7 +861,7 @@ TEST(conformance_36211, transmitted_time_signal)
                     spec::port_grid(slots[ns], p, q, bits.data() + offset[ns]);
                 const auto want = spec::slot_signal(grid, num.n_sc, num.fft_size);
                 for (int i = 0; i < S; ++i)
-                    t.near(cd(y[static_cast<size_t>(ns) * S + i]), want[i], 1e-4, [&] {
+                    t.near(cd(y[static_cast<size_t>(ns) * S + i]), want[i], 1e-5, [&] {
                         return std::to_string(spec::mhz[b]) + " MHz, port " +
                                std::to_string(p) + ", slot " + std::to_string(ns) +
                                ", sample " + std::to_string(i);
