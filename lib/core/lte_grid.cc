@@ -65,11 +65,14 @@ std::vector<std::complex<float>> lte_grid::make_pss(int n_id2)
     if (n_id2 < 0 || n_id2 > 2)
         throw std::invalid_argument("mimodet: PSS N_ID2 must be 0, 1 or 2");
     static const int roots[3] = { 25, 29, 34 };
-    const double u = roots[n_id2];
+    const int u = roots[n_id2];
     std::vector<std::complex<float>> d(62);
     for (int n = 0; n < 62; ++n) {
-        const double m = n < 31 ? n * (n + 1.0) : (n + 1.0) * (n + 2.0);
-        d[n] = std::polar(1.0f, static_cast<float>(-M_PI * u * m / 63.0));
+        const int m = n < 31 ? n * (n + 1) : (n + 1) * (n + 2);
+        // exp(-j pi u m / 63) has period 126 in u m: reducing it exactly keeps the
+        // phase below 2 pi (a float phase of up to 6600 rad was off by up to 2.3e-4).
+        const std::complex<double> v = std::polar(1.0, -M_PI * ((u * m) % 126) / 63.0);
+        d[n] = std::complex<float>(v);
     }
     return d;
 }
