@@ -143,10 +143,13 @@ int ofdm_sync_impl::general_work(int noutput_items,
             for (int a = 0; a < d_n_rx; ++a)
                 d_out[a] = static_cast<gr_complex*>(output_items[a]);
             if (d_sync.pop_slot(d_out, info)) {
+                // The cell found goes downstream with every slot; with a given cell id
+                // the stream stays as it was (the receivers are given it too).
                 const pmt::pmt_t cell = pmt::from_long(info.cell_id);
                 for (int a = 0; a < d_n_rx; ++a) {
                     add_item_tag(a, nitems_written(a), d_slot_key, pmt::from_long(info.ns));
-                    add_item_tag(a, nitems_written(a), d_cell_key, cell);
+                    if (d_sync.cell_search())
+                        add_item_tag(a, nitems_written(a), d_cell_key, cell);
                 }
                 if (info.first)
                     publish_lock();

@@ -23,11 +23,12 @@ namespace mimodet {
  * Inputs: n_rx complex streams (the receive antennas, sample-aligned with each other).
  * Outputs: n_rx complex streams, CFO corrected (and resampled when the receiver's sample
  * rate is off, below), starting at a slot boundary (the first sample of the slot's first
- * CP), with a tag "slot" (value: long ns, 0..19) and a tag "cell_id" (value: long, the
- * cell whose PSS/SSS the timing follows) on the first sample of every slot. Input tags
- * are not propagated. Message port "cell_id": at every (re-)lock a dict {cell_id, n_id1,
- * n_id2, metric (the PSS metric), sss_rho (the SSS correlation of the decision),
- * sss_runner_up (that of the best other hypothesis), searched (cell search or given)}.
+ * CP), with a tag "slot" (value: long ns, 0..19) on the first sample of every slot, and
+ * with cell search (cell_id -1) a tag "cell_id" (value: long, the cell found) beside it.
+ * Input tags are not propagated. Message port "cell_id": at every (re-)lock a dict
+ * {cell_id, n_id1, n_id2, metric (the PSS metric), sss_rho (the SSS correlation of the
+ * decision), sss_runner_up (that of the best other hypothesis), searched (cell search or
+ * given)}.
  *
  * Cell search (cell_id -1): acquisition correlates with the PSS of all three N_ID2,
  * collects the candidates of a half frame (every cell sends its PSS once in it), and

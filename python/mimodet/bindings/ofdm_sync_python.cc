@@ -22,8 +22,9 @@ void bind_ofdm_sync(py::module& m)
         "ofdm_sync",
         "LTE-style receiver synchronisation: PSS timing, CP CFO, SSS slot 0/10, "
         "sample-rate offset; n_rx streams in, n_rx CFO-corrected (and resampled) streams "
-        "out starting at a slot, 'slot' and 'cell_id' tags; cell_id -1 searches the cell "
-        "and reports it on the 'cell_id' message port; see docs/SLOT_LAYOUT.md.")
+        "out starting at a slot, 'slot' tags; cell_id -1 searches the cell, tags it "
+        "('cell_id') and reports it on the 'cell_id' message port; see "
+        "docs/SLOT_LAYOUT.md.")
         .def(py::init(&ofdm_sync::make),
              py::arg("bandwidth_mhz"),
              py::arg("n_rx"),
