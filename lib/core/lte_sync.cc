@@ -202,8 +202,9 @@ struct pss_correlator::impl {
     lte_numerology num;
     std::vector<std::unique_ptr<antenna_sums>> ant; //!< metric_sliding, per antenna
     Eigen::FFT<float> fft;
-    std::vector<cf> ref_f; //!< conj(FFT(reference zero-padded to P))
-    std::vector<cf> buf, spec, corr;
+    //! Per reference: conj(FFT(reference zero-padded to P))
+    std::vector<std::vector<cf>> ref_f;
+    std::vector<cf> buf, win_f, spec, corr; //!< win_f: FFT of a chunk (shared by the references)
     std::vector<double> acc, prefix, energy, band;
     std::vector<cf> flat_f;        //!< conj(FFT(g)), g: unit spectrum on the sync bins
     std::vector<cf> flat_spec, flat; //!< S(d) = sum_n x(d+n) g*(n) of one chunk
@@ -215,17 +216,31 @@ struct pss_correlator::impl {
 };
 
 pss_correlator::pss_correlator(const lte_numerology& num, int n_id2)
-    : d_n(num.fft_size), d_p(1), d_ref(pss_symbol(num, n_id2)), d_impl(new impl(num))
+    : pss_correlator(num, std::vector<int>{ n_id2 })
 {
+}
+
+pss_correlator::pss_correlator(const lte_numerology& num, const std::vector<int>& n_id2s)
+    : d_n(num.fft_size), d_p(1), d_impl(new impl(num))
+{
+    if (n_id2s.empty())
+        throw std::invalid_argument("mimodet: pss_correlator needs a PSS");
+    for (int id2 : n_id2s)
+        d_refs.push_back(pss_symbol(num, id2));
+    d_ref = d_refs[0];
     while (d_p < 4 * d_n)
         d_p <<= 1;
     auto& I = *d_impl;
-    I.buf.assign(d_p, cf(0.0f, 0.0f));
-    std::copy(d_ref.begin(), d_ref.end(), I.buf.begin());
-    I.ref_f.resize(d_p);
-    I.fft.fwd(I.ref_f.data(), I.buf.data(), d_p);
-    for (auto& v : I.ref_f)
-        v = std::conj(v);
+    for (const auto& ref : d_refs) {
+        I.buf.assign(d_p, cf(0.0f, 0.0f));
+        std::copy(ref.begin(), ref.end(), I.buf.begin());
+        std::vector<cf> f(d_p);
+        I.fft.fwd(f.data(), I.buf.data(), d_p);
+        for (auto& v : f)
+            v = std::conj(v);
+        I.ref_f.push_back(std::move(f));
+    }
+    I.win_f.resize(d_p);
     I.spec.resize(d_p);
     I.corr.resize(d_p);
     // g(n) = N^-1/2 sum_b exp(j 2 pi b n / N) over the sync bins b: the "PSS" whose every
@@ -290,36 +305,42 @@ void pss_correlator::metric(const std::vector<const cf*>& x, int n_lags, float* 
     }
     auto& I = *d_impl;
     const int chunk = d_p - d_n + 1;
-    double ep = 0.0;
-    for (const auto& v : d_ref)
-        ep += std::norm(cd(v));
+    const int K = references();
+    std::vector<double> ep(K, 0.0);
+    for (int k = 0; k < K; ++k)
+        for (const auto& v : d_refs[k])
+            ep[k] += std::norm(cd(v));
     for (int d0 = 0; d0 < n_lags; d0 += chunk) {
         const int m = std::min(chunk, n_lags - d0);
         const int len = m + d_n - 1;
-        I.acc.assign(m, 0.0);
+        I.acc.assign(static_cast<size_t>(K) * m, 0.0); // [k * m + d]
         I.energy.assign(m, 0.0);
         I.band.assign(m, 0.0);
         double total = 0.0; // energy of the chunk (all antennas)
         for (const cf* xa : x) {
             std::fill(I.buf.begin(), I.buf.end(), cf(0.0f, 0.0f));
             std::copy(xa + d0, xa + d0 + len, I.buf.begin());
-            I.fft.fwd(I.spec.data(), I.buf.data(), d_p);
-            for (int i = 0; i < d_p; ++i) {
-                I.flat_spec[i] = I.spec[i] * I.flat_f[i];
-                I.spec[i] *= I.ref_f[i];
-            }
-            I.fft.inv(I.corr.data(), I.spec.data(), d_p);
+            I.fft.fwd(I.win_f.data(), I.buf.data(), d_p);
+            for (int i = 0; i < d_p; ++i)
+                I.flat_spec[i] = I.win_f[i] * I.flat_f[i];
             I.fft.inv(I.flat.data(), I.flat_spec.data(), d_p);
+            for (int k = 0; k < K; ++k) {
+                const std::vector<cf>& rf = I.ref_f[k];
+                for (int i = 0; i < d_p; ++i)
+                    I.spec[i] = I.win_f[i] * rf[i];
+                I.fft.inv(I.corr.data(), I.spec.data(), d_p);
+                double* acc = I.acc.data() + static_cast<size_t>(k) * m;
+                for (int d = 0; d < m; ++d)
+                    acc[d] += std::norm(cd(I.corr[d]));
+            }
             band_energy(xa + d0, m);
             I.prefix.resize(len + 1);
             I.prefix[0] = 0.0;
             for (int i = 0; i < len; ++i)
                 I.prefix[i + 1] = I.prefix[i] + std::norm(cd(xa[d0 + i]));
             total += I.prefix[len];
-            for (int d = 0; d < m; ++d) {
-                I.acc[d] += std::norm(cd(I.corr[d]));
+            for (int d = 0; d < m; ++d)
                 I.energy[d] += I.prefix[d + d_n] - I.prefix[d];
-            }
         }
         // The FFT correlation has a rounding error of about 1e-6 of the chunk's amplitude:
         // lags whose window holds (almost) no energy, e.g. exact zeros before a signal,
@@ -327,10 +348,14 @@ void pss_correlator::metric(const std::vector<const cf*>& x, int n_lags, float* 
         // least ~1/4 of the chunk's energy, far above the floor); so do windows with
         // (almost) nothing in the sync band, where the ratio is rounding error too.
         const double floor = 1e-6 * total;
-        for (int d = 0; d < m; ++d)
-            out[d0 + d] = (total > 0.0 && I.energy[d] > floor && I.band[d] > 1e-9 * I.energy[d])
-                              ? static_cast<float>(std::min(1.0, I.acc[d] / (I.band[d] * ep)))
-                              : 0.0f;
+        for (int k = 0; k < K; ++k) {
+            const double* acc = I.acc.data() + static_cast<size_t>(k) * m;
+            float* o = out + static_cast<size_t>(k) * n_lags + d0;
+            for (int d = 0; d < m; ++d)
+                o[d] = (total > 0.0 && I.energy[d] > floor && I.band[d] > 1e-9 * I.energy[d])
+                           ? static_cast<float>(std::min(1.0, acc[d] / (I.band[d] * ep[k])))
+                           : 0.0f;
+        }
     }
 }
 
@@ -912,10 +937,12 @@ slot_sync::slot_sync(const lte_numerology& num,
         throw std::invalid_argument("mimodet: slot_sync needs threads >= 1");
     d_threads = std::min(threads, n_rx);
     if (d_search) {
+        d_hyp.reserve(3);
         for (int id2 = 0; id2 < 3; ++id2) {
             d_corrs[id2] = std::make_unique<pss_correlator>(num, id2);
             d_hyp.emplace_back(id2);
         }
+        d_search_corr = std::make_unique<pss_correlator>(num, std::vector<int>{ 0, 1, 2 });
         use_pss(0);
     } else {
         d_corrs[cell_id % 3] = std::make_unique<pss_correlator>(num, cell_id % 3);
@@ -1394,17 +1421,16 @@ void slot_sync::run_acquisition()
         } else {
             // The largest of the three N_ID2's metrics, and which one it is.
             d_metric_id2.resize(old + d_block);
-            d_metric_tmp.resize(d_block);
-            for (int id2 = 0; id2 < 3; ++id2) {
-                float* m = id2 == 0 ? d_metric.data() + old : d_metric_tmp.data();
-                d_corrs[id2]->metric(ptr, d_block, m);
-                for (int i = 0; i < d_block; ++i)
-                    if (id2 == 0)
-                        d_metric_id2[old + i] = 0;
-                    else if (m[i] > d_metric[old + i]) {
-                        d_metric[old + i] = m[i];
-                        d_metric_id2[old + i] = static_cast<int8_t>(id2);
-                    }
+            d_metric_tmp.resize(3 * static_cast<size_t>(d_block));
+            d_search_corr->metric(ptr, d_block, d_metric_tmp.data());
+            for (int i = 0; i < d_block; ++i) {
+                int best = 0;
+                for (int id2 = 1; id2 < 3; ++id2)
+                    if (d_metric_tmp[id2 * static_cast<size_t>(d_block) + i] >
+                        d_metric_tmp[best * static_cast<size_t>(d_block) + i])
+                        best = id2;
+                d_metric[old + i] = d_metric_tmp[best * static_cast<size_t>(d_block) + i];
+                d_metric_id2[old + i] = static_cast<int8_t>(best);
             }
         }
         d_next_lag += d_block;

@@ -74,7 +74,17 @@ class MIMODET_API pss_correlator
 {
 public:
     pss_correlator(const lte_numerology& num, int n_id2);
+    /*!
+     * Several PSS at once (cell search: N_ID2 0, 1, 2): metric() with more lags than N
+     * writes the metric of n_id2s[k] to out[k n_lags ..], each bit for bit what a
+     * correlator of that N_ID2 alone gives, sharing the windows' DFTs and band energies
+     * (5 long FFTs per antenna and chunk for three references instead of 9). Fewer lags,
+     * reference() and correlate() are those of n_id2s[0].
+     */
+    pss_correlator(const lte_numerology& num, const std::vector<int>& n_id2s);
     ~pss_correlator();
+    //! Number of references (metrics per lag).
+    int references() const { return static_cast<int>(d_refs.size()); }
     int length() const { return d_n; }
     const std::vector<cf>& reference() const { return d_ref; }
     //! Metric for lags 0..n_lags-1; each x[a] must hold n_lags + N - 1 samples. Up to
@@ -102,7 +112,8 @@ private:
     struct impl;
     struct antenna_sums;
     int d_n, d_p;
-    std::vector<cf> d_ref;
+    std::vector<cf> d_ref;               //!< of the first reference
+    std::vector<std::vector<cf>> d_refs; //!< all references
     std::unique_ptr<impl> d_impl;
     runner d_runner;
 };
@@ -494,6 +505,8 @@ private:
     std::vector<cf> d_pss, d_sss0, d_sss10; //!< the cell's sync sequences
     //! PSS correlators by N_ID2: the given cell's only, or all three (cell search).
     std::unique_ptr<pss_correlator> d_corrs[3];
+    //! Cell search: the acquisition's metric of all three N_ID2 in one pass.
+    std::unique_ptr<pss_correlator> d_search_corr;
     std::vector<sss_hypotheses> d_hyp; //!< cell search: by N_ID2
     lock_report d_lock;
     sync_dft d_dft;

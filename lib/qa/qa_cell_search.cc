@@ -242,3 +242,28 @@ TEST(cell_search, given_cell_id_is_unchanged_and_reported)
     EXPECT_THROW(slot_sync(num, 1, -2), std::invalid_argument);
     EXPECT_THROW(slot_sync(num, 1, 504), std::invalid_argument);
 }
+
+TEST(cell_search, three_pss_correlator_equals_three_correlators)
+{
+    // The cell search's one-pass metric of N_ID2 0, 1, 2 (shared window DFTs) is bit for
+    // bit that of three correlators of one PSS each, over several FFT chunks and 2
+    // antennas.
+    for (double bw : { 1.4, 5.0 }) {
+        const auto num = lte_numerology::from_bandwidth(bw);
+        const auto sig = make_signal(bw, 1, 2, 7, 6, 0, 500, 0.1, 10.0, 3);
+        const int n_lags = 3 * num.slot_samples() + 17; // > N: the FFT path
+        std::vector<const cf*> x{ sig.rx[0].data(), sig.rx[1].data() };
+        pss_correlator all(num, std::vector<int>{ 0, 1, 2 });
+        EXPECT_EQ(all.references(), 3);
+        std::vector<float> m3(3 * static_cast<size_t>(n_lags));
+        all.metric(x, n_lags, m3.data());
+        for (int id2 = 0; id2 < 3; ++id2) {
+            pss_correlator one(num, id2);
+            std::vector<float> m(n_lags);
+            one.metric(x, n_lags, m.data());
+            for (int d = 0; d < n_lags; ++d)
+                ASSERT_EQ(m[d], m3[static_cast<size_t>(id2) * n_lags + d])
+                    << bw << " MHz, N_ID2 " << id2 << ", lag " << d;
+        }
+    }
+}
