@@ -5,8 +5,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 """QA of the cell search end to end: ofdm_sync(cell_id=-1) finds the cell of the
-slot_framer, reports it (getter, message port, cell_id tags), and channel_estimator /
-mimo_receiver made with cell_id -1 give what they give with the cell id given."""
+slot_framer, reports it (getter, message port, cell_id tags), and channel_estimator,
+mimo_detector and mimo_receiver made with cell_id -1 give what they give with the cell
+id given."""
 
 import numpy as np
 import pmt
@@ -34,7 +35,15 @@ class qa_cell_search(gr_unittest.TestCase):
             with self.subTest(cell=cell):
                 self._end_to_end(cell, rng)
 
-    def _end_to_end(self, cell, rng):
+    def test_004_search_end_to_end_cuda(self):
+        """As test_001 with the receivers, estimator and detector on the GPU (their
+        lanes made again for the cell found)."""
+        if mimodet.cuda_device_count() == 0:
+            self.skipTest("no CUDA device")
+        self._end_to_end(int(np.random.default_rng(35).integers(0, 504)),
+                         np.random.default_rng(36), "cuda")
+
+    def _end_to_end(self, cell, rng, backend="cpu"):
         n_slots = 60
         tb = gr.top_block()
         framer = mimodet.slot_framer(BW, N_TX, "qpsk", cell, False)
@@ -57,7 +66,7 @@ class qa_cell_search(gr_unittest.TestCase):
         tb.connect((sync, 0), tag_sink)
 
         def receiver(cell_id, time_domain):
-            rx = mimodet.mimo_receiver("mmse", BW, N_TX, N_RX, "qpsk", cell_id, "cpu",
+            rx = mimodet.mimo_receiver("mmse", BW, N_TX, N_RX, "qpsk", cell_id, backend,
                                        time_domain=time_domain)
             snk = blocks.vector_sink_b()
             for r in range(N_RX):
@@ -71,7 +80,7 @@ class qa_cell_search(gr_unittest.TestCase):
         rxt_given, bits_t_given = receiver(cell, True)
         ests = []
         for cell_id in (-1, cell):
-            est = mimodet.channel_estimator(BW, N_TX, N_RX, cell_id)
+            est = mimodet.channel_estimator(BW, N_TX, N_RX, cell_id, 0, backend)
             h = blocks.vector_sink_c(mimodet.lte_numerology.from_bandwidth(BW).n_sc
                                      * N_RX * N_TX)
             nv = blocks.vector_sink_f()
@@ -79,7 +88,15 @@ class qa_cell_search(gr_unittest.TestCase):
                 tb.connect((demod, r), (est, r))
             tb.connect((est, 0), h)
             tb.connect((est, 1), nv)
-            ests.append((est, h, nv))
+            # The separate blocks' chain: estimator and detector with the same cell_id.
+            det = mimodet.mimo_detector("mmse", BW, N_TX, N_RX, "qpsk", cell_id, backend)
+            det_bits = blocks.vector_sink_b()
+            for r in range(N_RX):
+                tb.connect((demod, r), (det, r))
+            tb.connect((est, 0), (det, N_RX))
+            tb.connect((est, 1), (det, N_RX + 1))
+            tb.connect(det, det_bits)
+            ests.append((est, h, nv, det, det_bits))
         tb.run()
 
         # Found and reported.
@@ -107,10 +124,13 @@ class qa_cell_search(gr_unittest.TestCase):
             np.testing.assert_array_equal(a, g)
             self.assertEqual(auto_rx.bad_slots(), 0)
             self.assertEqual(given_rx.slots_processed(), auto_rx.slots_processed())
-        (est_a, h_a, nv_a), (est_g, h_g, nv_g) = ests
+        (est_a, h_a, nv_a, det_a, bits_d_a), (est_g, h_g, nv_g, det_g, bits_d_g) = ests
         self.assertEqual(est_a.bad_slots(), 0)
+        self.assertEqual(det_a.bad_slots(), 0)
         np.testing.assert_array_equal(np.array(h_a.data()), np.array(h_g.data()))
         np.testing.assert_array_equal(np.array(nv_a.data()), np.array(nv_g.data()))
+        self.assertGreater(len(bits_d_g.data()), 1000)
+        np.testing.assert_array_equal(np.array(bits_d_a.data()), np.array(bits_d_g.data()))
         # The link works: at 25 dB AWGN the bits are those sent (a wrong cell, with other
         # CRS and another data map, could not give them). The first slot out is the
         # lock's, in the first frame (slot 0 or 10).
@@ -133,31 +153,38 @@ class qa_cell_search(gr_unittest.TestCase):
         chan = mimodet.mimo_channel(N_TX, N_RX, "awgn", 30.0, BW, -1.0, 0.0, 0, True, 5)
         est = mimodet.channel_estimator(BW, N_TX, N_RX, -1)
         rx = mimodet.mimo_receiver("zf", BW, N_TX, N_RX, "qpsk", -1, "cpu")
+        det = mimodet.mimo_detector("zf", BW, N_TX, N_RX, "qpsk", -1, "cpu")
         nv = blocks.vector_sink_f()
-        h = blocks.null_sink(gr.sizeof_gr_complex * mimodet.lte_numerology.from_bandwidth(BW).n_sc
-                             * N_RX * N_TX)
         out = blocks.vector_sink_b()
+        det_out = blocks.vector_sink_b()
         tb.connect(src, framer)
         for t in range(N_TX):
             tb.connect((framer, t), (chan, t))
         for r in range(N_RX):
             tb.connect((chan, r), (est, r))
             tb.connect((chan, r), (rx, r))
-        tb.connect((est, 0), h)
+            tb.connect((chan, r), (det, r))
+        tb.connect((est, 0), (det, N_RX))
         tb.connect((est, 1), nv)
+        tb.connect((est, 1), (det, N_RX + 1))
         tb.connect(rx, out)
+        tb.connect(det, det_out)
         tb.run()
         self.assertEqual(est.bad_slots(), n_slots)
         self.assertTrue(np.all(np.isnan(np.array(nv.data()))))
         self.assertEqual(rx.bad_slots(), n_slots)
         self.assertEqual(len(out.data()), sum(rx.items_per_slot(ns) for ns in range(n_slots)))
         self.assertFalse(np.any(np.array(out.data())))
+        self.assertEqual(det.bad_slots(), n_slots)
+        self.assertEqual(len(det_out.data()), len(out.data()))
+        self.assertFalse(np.any(np.array(det_out.data())))
 
     def test_003_parameters(self):
         self.assertEqual(mimodet.ofdm_sync(BW, 1, 42).cell_id(), 42)
         for make in (lambda c: mimodet.ofdm_sync(BW, 1, c),
                      lambda c: mimodet.channel_estimator(BW, 1, 1, c),
-                     lambda c: mimodet.mimo_receiver("zf", BW, 1, 1, "qpsk", c, "cpu")):
+                     lambda c: mimodet.mimo_receiver("zf", BW, 1, 1, "qpsk", c, "cpu"),
+                     lambda c: mimodet.mimo_detector("zf", BW, 1, 1, "qpsk", c, "cpu")):
             for bad in (-2, 504):
                 with self.assertRaises(ValueError):
                     make(bad)
