@@ -74,27 +74,46 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
               { static_cast<int>(sizeof(gr_complex)) *
                     lte_numerology::from_bandwidth(bandwidth_mhz).n_sc * n_rx * checked_n_tx(n_tx),
                 static_cast<int>(sizeof(float)) })),
-      d_est(lte_numerology::from_bandwidth(bandwidth_mhz),
-            n_tx,
-            n_rx,
-            cell_id,
-            4.7, // the core's default maximal delay spread (the normal CP)
-            estimator_threads("channel_estimator", threads, checked_n_tx(n_tx), checked_n_rx(n_rx))),
+      d_num(lte_numerology::from_bandwidth(bandwidth_mhz)),
+      d_n_tx(checked_n_tx(n_tx)),
+      d_n_rx(checked_n_rx(n_rx)),
+      d_threads(estimator_threads("channel_estimator", threads, d_n_tx, d_n_rx)),
+      d_backend(checked_backend(backend)),
+      d_cell(checked_cell_id("channel_estimator", cell_id)),
+      d_cell_key(pmt::mp("cell_id")),
       d_slot_key(pmt::mp("slot")),
       d_grids(n_rx)
 {
     set_tag_propagation_policy(TPP_DONT);
-    if (checked_backend(backend) != "cpu") {
-        d_gpu = core::make_cuda_channel_estimation(d_est);
+    // cell_id -1: made for cell 0 until a slot's tag tells its cell (the sizes and
+    // threads do not depend on it; no slot is estimated before).
+    make_estimator(d_cell.automatic() ? 0 : cell_id);
+    d_timeline = core::call_timeline::make("estimator", { "t0_ns", "work_ns", "slots" });
+}
+
+void channel_estimator_impl::make_estimator(int cell_id)
+{
+    const bool first = d_est == nullptr;
+    d_gpu.reset();
+    d_est.reset(); // its worker threads, before the next one starts its own
+    d_est = std::make_unique<core::channel_estimation>(
+        d_num,
+        d_n_tx,
+        d_n_rx,
+        cell_id,
+        4.7, // the core's default maximal delay spread (the normal CP)
+        d_threads);
+    const std::string& backend = d_backend;
+    if (backend != "cpu") {
+        d_gpu = core::make_cuda_channel_estimation(*d_est);
         if (!d_gpu && backend == "cuda")
             throw std::runtime_error(
                 "mimodet: channel_estimator: backend 'cuda' requested but no CUDA device "
                 "is available" +
                 std::string(core::cuda_built() ? "" : " (built without CUDA)"));
-        if (!d_gpu)
+        if (!d_gpu && first)
             d_logger->info("backend 'auto': no CUDA device found, using the CPU");
     }
-    d_timeline = core::call_timeline::make("estimator", { "t0_ns", "work_ns", "slots" });
 }
 
 int channel_estimator_impl::work(int noutput_items,
@@ -102,8 +121,8 @@ int channel_estimator_impl::work(int noutput_items,
                                  gr_vector_void_star& output_items)
 {
     const int64_t t_start = d_timeline ? core::call_timeline::now_ns() : 0;
-    const int n_rx = d_est.n_rx();
-    const size_t grid_len = 7 * static_cast<size_t>(d_est.n_sc());
+    const int n_rx = d_est->n_rx();
+    const size_t grid_len = 7 * static_cast<size_t>(d_est->n_sc());
     auto* H = static_cast<gr_complex*>(output_items[0]);
     auto* nv = static_cast<float*>(output_items[1]);
     const uint64_t first = nitems_read(0);
@@ -112,6 +131,10 @@ int channel_estimator_impl::work(int noutput_items,
     tags.clear();
     get_tags_in_range(tags, 0, first, first + noutput_items, d_slot_key);
     size_t ti = 0;
+    if (d_cell.automatic()) {
+        d_cell_tags.clear();
+        get_tags_in_range(d_cell_tags, 0, first, first + noutput_items, d_cell_key);
+    }
 
     for (int i = 0; i < noutput_items; ++i) {
         const uint64_t abs = first + i;
@@ -128,10 +151,27 @@ int channel_estimator_impl::work(int noutput_items,
             count_untagged(d_untagged, "item", abs, ns, *d_logger);
         for (int r = 0; r < n_rx; ++r)
             d_grids[r] = static_cast<const gr_complex*>(input_items[r]) + i * grid_len;
-        gr_complex* h = H + i * d_est.h_size();
-        nv[i] = d_gpu ? d_gpu->estimate(ns, d_grids.data(), h)
-                      : d_est.estimate(ns, d_grids.data(), h);
-        if (!std::isfinite(nv[i])) {
+        gr_complex* h = H + i * d_est->h_size();
+        const int cell = d_cell.update(d_cell_tags, abs, *d_logger);
+        if (cell < 0) {
+            // No cell known yet: the CRS are unknown, so is the channel.
+            std::fill(h, h + d_est->h_size(), gr_complex(NAN, NAN));
+            nv[i] = NAN;
+            if (d_bad == 0 || d_bad % 1000 == 0)
+                d_logger->error("slot {} (item {}): no cell id known (cell_id -1 and no "
+                                "cell_id tag so far); H and noise_var set to NaN ({} such "
+                                "slots so far)",
+                                ns,
+                                abs,
+                                d_bad + 1);
+            ++d_bad;
+        } else {
+            if (cell != d_est->grid().cell_id())
+                make_estimator(cell);
+            nv[i] = d_gpu ? d_gpu->estimate(ns, d_grids.data(), h)
+                          : d_est->estimate(ns, d_grids.data(), h);
+        }
+        if (cell >= 0 && !std::isfinite(nv[i])) {
             if (d_bad == 0 || d_bad % 1000 == 0)
                 d_logger->error("slot {} (item {}): unusable input (non-finite or all-zero "
                                 "pilots); noise_var set to NaN ({} such slots so far)",

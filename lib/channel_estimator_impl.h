@@ -11,6 +11,7 @@
 #include "core/backend.h"
 #include "core/call_timeline.h"
 #include "core/channel_estimation.h"
+#include "detector_block_common.h"
 #include <atomic>
 #include <gnuradio/mimodet/channel_estimator.h>
 #include <pmt/pmt.h>
@@ -29,8 +30,8 @@ public:
                            int threads,
                            const std::string& backend);
 
-    int n_sc() const override { return d_est.n_sc(); }
-    int threads() const override { return d_est.threads(); }
+    int n_sc() const override { return d_est->n_sc(); }
+    int threads() const override { return d_est->threads(); }
     std::string backend() const override { return d_gpu ? "cuda" : "cpu"; }
     uint64_t slots_processed() const override { return d_slots.load(); }
     uint64_t bad_slots() const override { return d_bad.load(); }
@@ -41,9 +42,18 @@ public:
              gr_vector_void_star& output_items) override;
 
 private:
-    core::channel_estimation d_est;
+    //! The estimator of a cell (and its GPU version); made again when the cell changes.
+    void make_estimator(int cell_id);
+    const lte_numerology d_num;
+    const int d_n_tx, d_n_rx, d_threads;
+    const std::string d_backend;
+    std::unique_ptr<core::channel_estimation> d_est;
     //! The GPU version (backend cuda), built on d_est's tables.
     std::unique_ptr<core::gpu_channel_estimation> d_gpu;
+    //! cell_id -1: the slots' cell from their "cell_id" tags (d_est is made for it).
+    slot_cell d_cell;
+    const pmt::pmt_t d_cell_key;
+    std::vector<gr::tag_t> d_cell_tags;
     const pmt::pmt_t d_slot_key;
     int d_next_ns = 0;
     // Read by other threads (GUI probes, tests) while work() runs.

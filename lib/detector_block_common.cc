@@ -99,6 +99,37 @@ int slot_from_tags(std::vector<gr::tag_t>::const_iterator first,
     return ns;
 }
 
+int slot_cell::update(const std::vector<gr::tag_t>& tags, uint64_t abs_item, gr::logger& logger)
+{
+    if (!d_auto)
+        return d_cell;
+    for (const auto& t : tags) {
+        if (t.offset != abs_item)
+            continue;
+        const long v = pmt::is_integer(t.value) ? pmt::to_long(t.value) : -1;
+        if (v >= 0 && v <= 503) {
+            if (v != d_cell && d_cell >= 0)
+                logger.info("cell id {} from item {} on (was {})", v, abs_item, d_cell);
+            d_cell = static_cast<int>(v);
+        } else {
+            logger.error("cell_id tag with invalid value {} at item {}; ignored",
+                         pmt::write_string(t.value),
+                         abs_item);
+        }
+    }
+    return d_cell;
+}
+
+int checked_cell_id(const char* block, int cell_id)
+{
+    if (cell_id < -1 || cell_id > 503)
+        throw std::invalid_argument(std::string("mimodet: ") + block +
+                                    ": cell_id must be 0..503, or -1 to take it from the "
+                                    "slots' cell_id tags; got " +
+                                    std::to_string(cell_id));
+    return cell_id;
+}
+
 void count_untagged(std::atomic<uint64_t>& untagged,
                     const char* what,
                     uint64_t abs_item,

@@ -55,6 +55,32 @@ int slot_from_tags(std::vector<gr::tag_t>::const_iterator first,
                    bool& tagged,
                    gr::logger& logger);
 
+/*!
+ * The cell of each slot for a block made with cell_id -1 (channel_estimator,
+ * mimo_receiver): ofdm_sync puts a "cell_id" tag (long 0..503) on every slot's first
+ * item and ofdm_demod passes it on with the slot's grid. A slot without one keeps the
+ * last cell seen; before the first there is none (-1), and the block flags such slots
+ * rather than estimate them with another cell's pilots. Invalid values are logged.
+ */
+class slot_cell
+{
+public:
+    //! cell_id 0..503 (given: the tags are not read) or -1 (from the tags).
+    explicit slot_cell(int cell_id) : d_auto(cell_id < 0), d_cell(cell_id) {}
+    bool automatic() const { return d_auto; }
+    //! The cell of the slot starting at abs_item, from the "cell_id" tags in tags (any
+    //! order; those at other items are skipped).
+    int update(const std::vector<gr::tag_t>& tags, uint64_t abs_item, gr::logger& logger);
+    int cell() const { return d_cell; }
+
+private:
+    bool d_auto;
+    int d_cell;
+};
+
+//! Checks a block's cell_id parameter: 0..503, or -1 (from the slots' "cell_id" tags).
+int checked_cell_id(const char* block, int cell_id);
+
 //! Counts an input item without a slot tag (what: "item", "grid item") that was given
 //! slot ns; the first one of a block is logged.
 void count_untagged(std::atomic<uint64_t>& untagged,

@@ -100,20 +100,17 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
       // A PSD deadline is a budget per detector call: one slot per lane and call makes it
       // one per slot. Otherwise queued slots share calls (fewer, larger GPU batches).
       d_max_slots_per_call(1),
-      d_truncated_key(pmt::mp("truncated"))
+      d_truncated_key(pmt::mp("truncated")),
+      d_cell_key(pmt::mp("cell_id")),
+      d_cfg(cfg),
+      d_num(lte_numerology::from_bandwidth(bandwidth_mhz)),
+      d_cell(checked_cell_id("mimo_detector", cell_id))
 {
     route_core_log();
-    const lte_grid grid(lte_numerology::from_bandwidth(bandwidth_mhz), cfg.n_tx, cell_id);
-    d_slots_det = std::make_unique<core::slot_detection>(grid, cfg.n_rx, detector::make(cfg));
+    // cell_id -1: lanes of cell 0 until a slot's tag tells its cell (the sizes do not
+    // depend on it; no slot is detected before).
+    make_lanes(d_cell.automatic() ? 0 : cell_id);
     d_max_per_slot = d_slots_det->max_values_per_slot();
-    // GPU: further lanes, each with its own detector (streams, device and pinned buffers),
-    // detect parts of a call's slots at the same time, so one lane's host work (gather,
-    // copies, scatter) overlaps another's kernels. The CPU backend already uses every
-    // core inside one call.
-    if (backend() == "cuda")
-        for (int l = 1; l < gpu_lanes(d_deadline); ++l)
-            d_extra_lanes.push_back(
-                std::make_unique<core::slot_detection>(grid, cfg.n_rx, detector::make(cfg)));
     d_max_slots_per_call = d_deadline ? 1 + static_cast<int>(d_extra_lanes.size())
                                       : max_slots_per_call();
     // Room for at least one whole slot in every call; one input item per slot gives up to
@@ -124,6 +121,36 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
     set_min_output_buffer(0, output_buffer_items(d_max_per_slot, d_max_slots_per_call));
     set_relative_rate(static_cast<uint64_t>(d_max_per_slot), 1);
     set_tag_propagation_policy(TPP_DONT);
+    prepare_lanes();
+    d_timeline =
+        core::call_timeline::make("block", { "t0_ns", "work_ns", "slots" });
+    d_logger->debug("{} detector on {}: {}x{}, up to {} output items per slot",
+                    cfg.algorithm,
+                    backend(),
+                    cfg.n_tx,
+                    cfg.n_rx,
+                    d_max_per_slot);
+}
+
+void mimo_detector_impl::make_lanes(int cell_id)
+{
+    d_extra_lanes.clear();
+    d_slots_det.reset();
+    d_lane_cell = cell_id;
+    const lte_grid grid(d_num, d_cfg.n_tx, cell_id);
+    d_slots_det = std::make_unique<core::slot_detection>(grid, d_cfg.n_rx, detector::make(d_cfg));
+    // GPU: further lanes, each with its own detector (streams, device and pinned buffers),
+    // detect parts of a call's slots at the same time, so one lane's host work (gather,
+    // copies, scatter) overlaps another's kernels. The CPU backend already uses every
+    // core inside one call.
+    if (backend() == "cuda")
+        for (int l = 1; l < gpu_lanes(d_deadline); ++l)
+            d_extra_lanes.push_back(std::make_unique<core::slot_detection>(
+                grid, d_cfg.n_rx, detector::make(d_cfg)));
+}
+
+void mimo_detector_impl::prepare_lanes()
+{
     // The GPU pipeline's buffers at their full size now rather than in the middle of a
     // stream (the CPU backend's only grow host vectors, which is cheap).
     if (backend() == "cuda") {
@@ -134,14 +161,6 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
         for (auto& lane : d_extra_lanes)
             lane->prepare(per_lane);
     }
-    d_timeline =
-        core::call_timeline::make("block", { "t0_ns", "work_ns", "slots" });
-    d_logger->debug("{} detector on {}: {}x{}, up to {} output items per slot",
-                    cfg.algorithm,
-                    backend(),
-                    cfg.n_tx,
-                    cfg.n_rx,
-                    d_max_per_slot);
 }
 
 int mimo_detector_impl::items_per_slot(int ns) const
@@ -186,12 +205,21 @@ int mimo_detector_impl::general_work(int noutput_items,
     d_grid_ptrs.resize(static_cast<size_t>(d_max_slots_per_call) * d_n_rx);
     int done = 0;
     size_t produced = 0;
+    if (d_cell.automatic()) {
+        d_cell_tags.clear();
+        get_tags_in_range(d_cell_tags, 0, first, first + avail, d_cell_key);
+    }
+    int cell = -1; // of this call's slots: one cell per call (the lanes are made for it)
     while (done < avail && done < d_max_slots_per_call) {
         bool tagged;
         const int ns = slot_of_item(first + done, tagged);
         const size_t n_out = d_slots_det->values_per_slot(ns);
         if (produced + n_out > static_cast<size_t>(noutput_items))
             break;
+        const int c = d_cell.update(d_cell_tags, first + done, *d_logger);
+        if (done > 0 && c != cell)
+            break;
+        cell = c;
         if (!tagged)
             count_untagged(d_untagged, "grid item", first + done, ns, *d_logger);
         const gr_complex** grids = d_grid_ptrs.data() + static_cast<size_t>(done) * d_n_rx;
@@ -212,6 +240,10 @@ int mimo_detector_impl::general_work(int noutput_items,
     std::vector<size_t> truncated(n, 0);
     d_lane_why.resize(n_lanes);
     d_lane_trunc.resize(n_lanes);
+    if (n > 0 && cell >= 0 && cell != d_lane_cell) {
+        make_lanes(cell);
+        prepare_lanes();
+    }
     auto lane_run = [&](size_t l) {
         const size_t b = n * l / n_lanes, e = n * (l + 1) / n_lanes;
         core::slot_detection& sd = l == 0 ? *d_slots_det : *d_extra_lanes[l - 1];
@@ -241,10 +273,14 @@ int mimo_detector_impl::general_work(int noutput_items,
                 truncated[i] = d_lane_trunc[l][i - b];
         }
     };
-    if (n_lanes > 1)
+    if (n > 0 && cell < 0) { // the data map is unknown
+        std::fill(why.begin(), why.end(), "no cell id known (cell_id -1 and no cell_id tag so far)");
+        std::memset(out, 0, produced * elem);
+    } else if (n_lanes > 1) {
         d_lane_pool.run(n_lanes, lane_run);
-    else if (n > 0)
+    } else if (n > 0) {
         lane_run(0);
+    }
 
     size_t at = 0;
     for (size_t i = 0; i < d_batch.size(); ++i) {

@@ -11,6 +11,7 @@
 #include "core/call_timeline.h"
 #include "core/slot_detection.h"
 #include "core/worker_pool.h"
+#include "detector_block_common.h"
 #include <atomic>
 #include <gnuradio/mimodet/mimo_detector.h>
 #include <pmt/pmt.h>
@@ -42,6 +43,10 @@ public:
                      gr_vector_void_star& output_items) override;
 
 private:
+    //! The lanes for a cell (again when the cell changes: cell_id -1), and their GPU
+    //! buffers.
+    void make_lanes(int cell_id);
+    void prepare_lanes();
     //! ns of an input item: its slot tag, else the previous slot + 1.
     int slot_of_item(uint64_t abs_item, bool& tagged);
 
@@ -61,7 +66,12 @@ private:
     std::vector<core::slot_detection::slot_input> d_batch; //!< the slots of a call
     bool d_deadline; //!< psd with a deadline: count and tag truncated vectors
     int d_max_slots_per_call;
-    const pmt::pmt_t d_truncated_key;
+    const pmt::pmt_t d_truncated_key, d_cell_key;
+    const detector_config d_cfg;
+    const lte_numerology d_num;
+    slot_cell d_cell;     //!< the cell given, or of the slots' cell_id tags (cell_id -1)
+    int d_lane_cell = -1; //!< the cell the lanes are made for
+    std::vector<gr::tag_t> d_cell_tags; //!< this call's cell_id tags (cell_id -1)
     //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
     std::unique_ptr<core::call_timeline> d_timeline;
     // Last member: its workers are joined before the lanes they use are destroyed.

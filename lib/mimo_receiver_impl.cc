@@ -96,42 +96,28 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
       d_slot_samples(lte_numerology::from_bandwidth(bandwidth_mhz).slot_samples()),
       d_slot_key(pmt::mp("slot")),
       d_truncated_key(pmt::mp("truncated")),
-      d_aligner(d_slot_samples)
+      d_cell_key(pmt::mp("cell_id")),
+      d_aligner(d_slot_samples),
+      d_cfg(cfg),
+      d_num(lte_numerology::from_bandwidth(bandwidth_mhz)),
+      d_est_threads(est_threads),
+      d_backoff(time_domain ? std::optional<int>(fft_backoff) : std::nullopt),
+      d_cell(checked_cell_id("mimo_receiver", cell_id))
 {
     route_core_log();
-    const lte_grid grid(lte_numerology::from_bandwidth(bandwidth_mhz), cfg.n_tx, cell_id);
-    // The estimator follows the detector's backend: on the GPU, both stages run back to
-    // back on the device (slot_receiver's fused path).
-    auto first = detector::make(cfg);
-    const bool gpu = first->backend() == "cuda";
-    const std::optional<int> backoff =
-        time_domain ? std::optional<int>(fft_backoff) : std::nullopt;
-    try {
-        d_lanes.push_back(std::make_unique<core::slot_receiver>(
-            grid, cfg.n_rx, std::move(first), est_threads, gpu, backoff));
-    } catch (const std::invalid_argument& e) { // the back-off, named as the block's
-        throw std::invalid_argument(std::string("mimo_receiver: ") + e.what());
-    }
+    // cell_id -1: lanes of cell 0 until a slot's tag tells its cell (the sizes do not
+    // depend on it; no slot is received before).
+    make_lanes(d_cell.automatic() ? 0 : cell_id);
+    const bool gpu = d_lanes[0]->detection().det().backend() == "cuda";
     if (gpu && !d_lanes[0]->fused())
         d_logger->warn("the GPU detector does not gather on its device for this "
                        "configuration: H goes through the host");
-    // GPU: further lanes, each with its own estimator and detector (streams, device and
-    // pinned buffers), receive other queued slots at the same time.
-    if (gpu)
-        for (int l = 1; l < receiver_gpu_lanes(); ++l)
-            d_lanes.push_back(std::make_unique<core::slot_receiver>(
-                grid, cfg.n_rx, detector::make(cfg), est_threads, true, backoff));
     d_max_per_slot = d_lanes[0]->detection().max_values_per_slot();
     set_output_multiple(static_cast<int>(d_max_per_slot));
     set_min_output_buffer(0, output_buffer_items(d_max_per_slot, d_lanes.size()));
     set_relative_rate(static_cast<uint64_t>(d_max_per_slot),
                       time_domain ? static_cast<uint64_t>(d_slot_samples) : 1);
     set_tag_propagation_policy(TPP_DONT);
-    // The GPU buffers and the filters of a typical slot now rather than in the middle of
-    // a stream.
-    if (gpu)
-        for (auto& lane : d_lanes)
-            lane->prepare();
     d_timeline = core::call_timeline::make("receiver", { "t0_ns", "work_ns", "slots" });
     d_logger->debug("{} receiver on {}{}{}: {}x{}, {} lane(s)",
                     cfg.algorithm,
@@ -146,7 +132,44 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                     d_lanes.size());
 }
 
+void mimo_receiver_impl::make_lanes(int cell_id)
+{
+    d_lanes.clear();
+    d_lane_cell = cell_id;
+    const lte_grid grid(d_num, d_cfg.n_tx, cell_id);
+    // The estimator follows the detector's backend: on the GPU, both stages run back to
+    // back on the device (slot_receiver's fused path).
+    auto first = detector::make(d_cfg);
+    const bool gpu = first->backend() == "cuda";
+    try {
+        d_lanes.push_back(std::make_unique<core::slot_receiver>(
+            grid, d_cfg.n_rx, std::move(first), d_est_threads, gpu, d_backoff));
+    } catch (const std::invalid_argument& e) { // the back-off, named as the block's
+        throw std::invalid_argument(std::string("mimo_receiver: ") + e.what());
+    }
+    // GPU: further lanes, each with its own estimator and detector (streams, device and
+    // pinned buffers), receive other queued slots at the same time.
+    if (gpu)
+        for (int l = 1; l < receiver_gpu_lanes(); ++l)
+            d_lanes.push_back(std::make_unique<core::slot_receiver>(
+                grid, d_cfg.n_rx, detector::make(d_cfg), d_est_threads, true, d_backoff));
+    // The GPU buffers and the filters of a typical slot now rather than in the middle of
+    // a stream.
+    if (gpu)
+        for (auto& lane : d_lanes)
+            lane->prepare();
+    if (d_started)
+        register_inputs();
+}
+
 bool mimo_receiver_impl::start()
+{
+    d_started = true;
+    register_inputs();
+    return block::start();
+}
+
+void mimo_receiver_impl::register_inputs()
 {
     // MIMODET_INPUT_REGISTER=0: copy the slots instead (measurements only).
     if (d_time_domain && d_lanes[0]->gpu_demodulation() &&
@@ -171,11 +194,11 @@ bool mimo_receiver_impl::start()
                            d_n_rx - direct,
                            d_n_rx);
     }
-    return block::start();
 }
 
 bool mimo_receiver_impl::stop()
 {
+    d_started = false;
     for (auto& lane : d_lanes)
         lane->unregister_input_memory();
     return block::stop();
@@ -215,12 +238,15 @@ int mimo_receiver_impl::collect_grid_jobs(int avail, int noutput_items, size_t& 
         const size_t n_out = d_lanes[0]->detection().values_per_slot(ns);
         if (produced + n_out > static_cast<size_t>(noutput_items))
             break;
+        const int cell = cell_of_slot(first + item);
+        if (!d_jobs.empty() && cell != d_jobs[0].cell)
+            break; // one cell per call: the lanes are made for it
         if (!tagged)
             count_untagged(d_untagged, "grid item", first + item, ns, *d_logger);
         const gr_complex** grids = d_input_ptrs.data() + static_cast<size_t>(item) * d_n_rx;
         for (int r = 0; r < d_n_rx; ++r)
             grids[r] = d_inputs[r] + item * grid_len;
-        d_jobs.push_back({ ns, produced, grids, first + item });
+        d_jobs.push_back({ ns, produced, grids, first + item, cell });
         produced += n_out;
         d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
     }
@@ -240,13 +266,16 @@ int mimo_receiver_impl::collect_time_jobs(int avail, int noutput_items, size_t& 
         const size_t n_out = d_lanes[0]->detection().values_per_slot(ns);
         if (produced + n_out > static_cast<size_t>(noutput_items))
             break; // the aligner hands this slot out again in the next call
+        const int cell = cell_of_slot(base + consumed);
+        if (!d_jobs.empty() && cell != d_jobs[0].cell)
+            break; // one cell per call (as above, the slot comes again)
         if (!tagged)
             count_untagged(d_untagged, "slot", base + consumed, ns, *d_logger);
         const gr_complex** samples =
             d_input_ptrs.data() + d_jobs.size() * static_cast<size_t>(d_n_rx);
         for (int r = 0; r < d_n_rx; ++r)
             samples[r] = d_inputs[r] + consumed;
-        d_jobs.push_back({ ns, produced, samples, base + consumed });
+        d_jobs.push_back({ ns, produced, samples, base + consumed, cell });
         produced += n_out;
         consumed += d_slot_samples;
         d_aligner.slot_done();
@@ -272,14 +301,27 @@ int mimo_receiver_impl::general_work(int noutput_items,
     for (int r = 0; r < d_n_rx; ++r)
         d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
     size_t produced = 0;
+    if (d_cell.automatic()) {
+        const uint64_t first = nitems_read(0);
+        d_cell_tags.clear();
+        get_tags_in_range(d_cell_tags, 0, first, first + avail, d_cell_key);
+    }
     const int consumed = d_time_domain ? collect_time_jobs(avail, noutput_items, produced)
                                        : collect_grid_jobs(avail, noutput_items, produced);
 
     d_results.assign(jobs.size(), core::slot_receiver::result{});
+    const int cell = jobs.empty() ? d_lane_cell : jobs[0].cell;
+    if (cell >= 0 && cell != d_lane_cell)
+        make_lanes(cell);
     auto lane_run = [&](size_t l) {
         const slot_job& j = jobs[l];
         core::slot_receiver& rx = *d_lanes[l];
         const size_t count = rx.detection().values_per_slot(j.ns);
+        if (j.cell < 0) { // the CRS and the data map are unknown
+            d_results[l].why = "no cell id known (cell_id -1 and no cell_id tag so far)";
+            std::memset(out + j.offset * elem, 0, count * elem);
+            return;
+        }
         try {
             if (d_soft)
                 d_results[l] =

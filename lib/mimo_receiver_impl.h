@@ -11,11 +11,13 @@
 #include "core/call_timeline.h"
 #include "core/slot_receiver.h"
 #include "core/worker_pool.h"
+#include "detector_block_common.h"
 #include "slot_aligner.h"
 #include <gnuradio/mimodet/mimo_receiver.h>
 #include <pmt/pmt.h>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace gr {
@@ -51,6 +53,12 @@ public:
                      gr_vector_void_star& output_items) override;
 
 private:
+    //! The lanes for a cell (again when the cell changes: cell_id -1).
+    void make_lanes(int cell_id);
+    //! Time domain on the GPU: page-locks the input buffers for the lanes.
+    void register_inputs();
+    //! The cell of the slot starting at input item abs_item (d_cell_tags: this call's).
+    int cell_of_slot(uint64_t abs_item) { return d_cell.update(d_cell_tags, abs_item, *d_logger); }
     //! The slot of input item abs_item (its "slot" tag, else the previous + 1).
     int slot_of_item(uint64_t abs_item, bool& tagged);
     //! This call's slots (one per lane at most) into d_jobs; returns the items of input
@@ -64,6 +72,7 @@ private:
         size_t offset;              //!< its first output item
         const gr_complex* const* inputs; //!< [n_rx] grids or samples, in d_input_ptrs
         uint64_t item;                   //!< its first input item (grid or sample)
+        int cell;                        //!< its cell id (-1: none known)
     };
     std::vector<slot_job> d_jobs;
     std::vector<const gr_complex*> d_input_ptrs; //!< [job][n_rx]
@@ -75,10 +84,19 @@ private:
     int d_n_rx, d_n_sc;
     int d_slot_samples; //!< time domain: input items per slot
     size_t d_max_per_slot;
-    const pmt::pmt_t d_slot_key, d_truncated_key;
+    const pmt::pmt_t d_slot_key, d_truncated_key, d_cell_key;
     int d_next_ns = 0;
     std::vector<gr::tag_t> d_item_tags; //!< reused by slot_of_item(), collect_time_jobs()
     slot_aligner d_aligner;             //!< time domain
+    // What make_lanes needs again for another cell.
+    const detector_config d_cfg;
+    const lte_numerology d_num;
+    const int d_est_threads;
+    const std::optional<int> d_backoff;
+    slot_cell d_cell;      //!< the cell given, or of the slots' cell_id tags (cell_id -1)
+    int d_lane_cell = -1;  //!< the cell the lanes are made for
+    bool d_started = false;
+    std::vector<gr::tag_t> d_cell_tags; //!< this call's cell_id tags (cell_id -1)
     std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
     //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
     std::unique_ptr<core::call_timeline> d_timeline;

@@ -50,6 +50,7 @@ ofdm_demod_impl::ofdm_demod_impl(double bandwidth_mhz,
       d_slot(d_demod.slot_samples()),
       d_vlen(d_demod.grid_len()),
       d_slot_key(pmt::mp("slot")),
+      d_cell_key(pmt::mp("cell_id")),
       d_aligner(d_slot)
 {
     for (int a = 0; a < n_rx; ++a)
@@ -80,6 +81,11 @@ int ofdm_demod_impl::general_work(int noutput_items,
     std::vector<tag_t> tags;
     get_tags_in_range(tags, 0, base, base + avail, d_slot_key);
     std::sort(tags.begin(), tags.end(), tag_t::offset_compare);
+    // ofdm_sync's "cell_id" tags go on with their slot's grid (to the blocks that take
+    // the cell from them).
+    auto& cells = d_cell_tags;
+    cells.clear();
+    get_tags_in_range(cells, 0, base, base + avail, d_cell_key);
 
     int consumed = 0, produced = 0;
     int ns = 0;
@@ -101,6 +107,10 @@ int ofdm_demod_impl::general_work(int noutput_items,
         });
         for (int a = 0; a < d_n_rx; ++a)
             add_item_tag(a, nitems_written(a) + produced, d_slot_key, pmt::from_long(ns));
+        for (const auto& t : cells)
+            if (t.offset == base + consumed)
+                for (int a = 0; a < d_n_rx; ++a)
+                    add_item_tag(a, nitems_written(a) + produced, d_cell_key, t.value);
         d_aligner.slot_done();
         consumed += d_slot;
         ++produced;

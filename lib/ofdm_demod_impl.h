@@ -47,7 +47,8 @@ private:
     std::vector<std::unique_ptr<core::ofdm_demodulation::fft_type>> d_ffts;
     int d_threads = 1;
     core::worker_pool d_pool;
-    const pmt::pmt_t d_slot_key;
+    const pmt::pmt_t d_slot_key, d_cell_key;
+    std::vector<tag_t> d_cell_tags; //!< reused by general_work()
     slot_aligner d_aligner;
     bool d_warned_missing = false;
     std::atomic<uint64_t> d_slots{ 0 };

@@ -26,8 +26,9 @@ int checked_n_rx(int n_rx)
 }
 int checked_cell(int cell_id)
 {
-    if (cell_id < 0 || cell_id > 503)
-        throw std::invalid_argument("ofdm_sync: cell_id must be 0..503, got " +
+    if (cell_id < -1 || cell_id > 503)
+        throw std::invalid_argument("ofdm_sync: cell_id must be 0..503, or -1 to search "
+                                    "the cell, got " +
                                     std::to_string(cell_id));
     return cell_id;
 }
@@ -56,6 +57,7 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
              core::antenna_threads(lte_numerology::from_bandwidth(bandwidth_mhz).fft_size,
                                    n_rx)),
       d_slot_key(pmt::mp("slot")),
+      d_cell_key(pmt::mp("cell_id")),
       // MIMODET_SYNC_AHEAD=0: the next slot's input only in the call that puts it out
       // (measurements only).
       d_take_ahead(env_override("MIMODET_SYNC_AHEAD", 0, 1, 1) == 1),
@@ -72,6 +74,8 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
     // the receiver), and lets the receiver take several queued slots in one call.
     set_min_output_buffer(static_cast<long>(k_slots_buffered) * d_slot);
     set_tag_propagation_policy(TPP_DONT);
+    d_cell = d_sync.cell_id();
+    message_port_register_out(d_cell_key);
     d_timeline = core::call_timeline::make("sync", { "t0_ns", "work_ns", "slots" });
     d_sync.set_logger([this](int level, const std::string& m) {
         switch (level) {
@@ -102,6 +106,21 @@ void ofdm_sync_impl::forecast(int noutput_items, gr_vector_int& ninput_items_req
         r = static_cast<int>(want);
 }
 
+void ofdm_sync_impl::publish_lock()
+{
+    const lte_sync::lock_report& r = d_sync.last_lock();
+    d_cell = r.cell_id;
+    pmt::pmt_t d = pmt::make_dict();
+    d = pmt::dict_add(d, pmt::mp("cell_id"), pmt::from_long(r.cell_id));
+    d = pmt::dict_add(d, pmt::mp("n_id1"), pmt::from_long(r.cell_id / 3));
+    d = pmt::dict_add(d, pmt::mp("n_id2"), pmt::from_long(r.cell_id % 3));
+    d = pmt::dict_add(d, pmt::mp("metric"), pmt::from_double(r.pss_metric));
+    d = pmt::dict_add(d, pmt::mp("sss_rho"), pmt::from_double(r.sss_rho));
+    d = pmt::dict_add(d, pmt::mp("sss_runner_up"), pmt::from_double(r.sss_runner_up));
+    d = pmt::dict_add(d, pmt::mp("searched"), pmt::from_bool(d_sync.cell_search()));
+    message_port_pub(d_cell_key, d);
+}
+
 int ofdm_sync_impl::general_work(int noutput_items,
                                  gr_vector_int& ninput_items,
                                  gr_vector_const_void_star& input_items,
@@ -124,8 +143,16 @@ int ofdm_sync_impl::general_work(int noutput_items,
             for (int a = 0; a < d_n_rx; ++a)
                 d_out[a] = static_cast<gr_complex*>(output_items[a]);
             if (d_sync.pop_slot(d_out, info)) {
-                for (int a = 0; a < d_n_rx; ++a)
+                // The cell found goes downstream with every slot; with a given cell id
+                // the stream stays as it was (the receivers are given it too).
+                const pmt::pmt_t cell = pmt::from_long(info.cell_id);
+                for (int a = 0; a < d_n_rx; ++a) {
                     add_item_tag(a, nitems_written(a), d_slot_key, pmt::from_long(info.ns));
+                    if (d_sync.cell_search())
+                        add_item_tag(a, nitems_written(a), d_cell_key, cell);
+                }
+                if (info.first)
+                    publish_lock();
                 d_slots++;
                 d_cfo = info.cfo;
                 d_sro = info.sro_ppm;

@@ -28,6 +28,7 @@ public:
     uint64_t pss_missed() const override { return d_missed.load(); }
     double sro_ppm() const override { return d_sro.load(); }
     bool resampling() const override { return d_resampling.load(); }
+    int cell_id() const override { return d_cell.load(); }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -40,7 +41,9 @@ private:
     const int d_n_rx;
     const int d_slot;
     lte_sync::slot_sync d_sync;
-    const pmt::pmt_t d_slot_key;
+    const pmt::pmt_t d_slot_key, d_cell_key;
+    //! The lock's cell id to the "cell_id" message port.
+    void publish_lock();
     const bool d_take_ahead; //!< the next step's input taken in when a slot goes out
     bool d_idle_call = false; //!< the last call took no input and put nothing out
     std::atomic<double> d_cfo{ 0.0 };
@@ -49,6 +52,7 @@ private:
     std::atomic<uint64_t> d_missed{ 0 };
     std::atomic<double> d_sro{ 0.0 };
     std::atomic<bool> d_resampling{ false };
+    std::atomic<int> d_cell{ -1 };
     //! MIMODET_CALL_TIMELINE only: per general_work() call, start, duration, slots out.
     std::unique_ptr<core::call_timeline> d_timeline;
     std::vector<const gr_complex*> d_in;

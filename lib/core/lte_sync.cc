@@ -202,8 +202,9 @@ struct pss_correlator::impl {
     lte_numerology num;
     std::vector<std::unique_ptr<antenna_sums>> ant; //!< metric_sliding, per antenna
     Eigen::FFT<float> fft;
-    std::vector<cf> ref_f; //!< conj(FFT(reference zero-padded to P))
-    std::vector<cf> buf, spec, corr;
+    //! Per reference: conj(FFT(reference zero-padded to P))
+    std::vector<std::vector<cf>> ref_f;
+    std::vector<cf> buf, win_f, spec, corr; //!< win_f: FFT of a chunk (shared by the references)
     std::vector<double> acc, prefix, energy, band;
     std::vector<cf> flat_f;        //!< conj(FFT(g)), g: unit spectrum on the sync bins
     std::vector<cf> flat_spec, flat; //!< S(d) = sum_n x(d+n) g*(n) of one chunk
@@ -215,17 +216,31 @@ struct pss_correlator::impl {
 };
 
 pss_correlator::pss_correlator(const lte_numerology& num, int n_id2)
-    : d_n(num.fft_size), d_p(1), d_ref(pss_symbol(num, n_id2)), d_impl(new impl(num))
+    : pss_correlator(num, std::vector<int>{ n_id2 })
 {
+}
+
+pss_correlator::pss_correlator(const lte_numerology& num, const std::vector<int>& n_id2s)
+    : d_n(num.fft_size), d_p(1), d_impl(new impl(num))
+{
+    if (n_id2s.empty())
+        throw std::invalid_argument("mimodet: pss_correlator needs a PSS");
+    for (int id2 : n_id2s)
+        d_refs.push_back(pss_symbol(num, id2));
+    d_ref = d_refs[0];
     while (d_p < 4 * d_n)
         d_p <<= 1;
     auto& I = *d_impl;
-    I.buf.assign(d_p, cf(0.0f, 0.0f));
-    std::copy(d_ref.begin(), d_ref.end(), I.buf.begin());
-    I.ref_f.resize(d_p);
-    I.fft.fwd(I.ref_f.data(), I.buf.data(), d_p);
-    for (auto& v : I.ref_f)
-        v = std::conj(v);
+    for (const auto& ref : d_refs) {
+        I.buf.assign(d_p, cf(0.0f, 0.0f));
+        std::copy(ref.begin(), ref.end(), I.buf.begin());
+        std::vector<cf> f(d_p);
+        I.fft.fwd(f.data(), I.buf.data(), d_p);
+        for (auto& v : f)
+            v = std::conj(v);
+        I.ref_f.push_back(std::move(f));
+    }
+    I.win_f.resize(d_p);
     I.spec.resize(d_p);
     I.corr.resize(d_p);
     // g(n) = N^-1/2 sum_b exp(j 2 pi b n / N) over the sync bins b: the "PSS" whose every
@@ -290,36 +305,42 @@ void pss_correlator::metric(const std::vector<const cf*>& x, int n_lags, float* 
     }
     auto& I = *d_impl;
     const int chunk = d_p - d_n + 1;
-    double ep = 0.0;
-    for (const auto& v : d_ref)
-        ep += std::norm(cd(v));
+    const int K = references();
+    std::vector<double> ep(K, 0.0);
+    for (int k = 0; k < K; ++k)
+        for (const auto& v : d_refs[k])
+            ep[k] += std::norm(cd(v));
     for (int d0 = 0; d0 < n_lags; d0 += chunk) {
         const int m = std::min(chunk, n_lags - d0);
         const int len = m + d_n - 1;
-        I.acc.assign(m, 0.0);
+        I.acc.assign(static_cast<size_t>(K) * m, 0.0); // [k * m + d]
         I.energy.assign(m, 0.0);
         I.band.assign(m, 0.0);
         double total = 0.0; // energy of the chunk (all antennas)
         for (const cf* xa : x) {
             std::fill(I.buf.begin(), I.buf.end(), cf(0.0f, 0.0f));
             std::copy(xa + d0, xa + d0 + len, I.buf.begin());
-            I.fft.fwd(I.spec.data(), I.buf.data(), d_p);
-            for (int i = 0; i < d_p; ++i) {
-                I.flat_spec[i] = I.spec[i] * I.flat_f[i];
-                I.spec[i] *= I.ref_f[i];
-            }
-            I.fft.inv(I.corr.data(), I.spec.data(), d_p);
+            I.fft.fwd(I.win_f.data(), I.buf.data(), d_p);
+            for (int i = 0; i < d_p; ++i)
+                I.flat_spec[i] = I.win_f[i] * I.flat_f[i];
             I.fft.inv(I.flat.data(), I.flat_spec.data(), d_p);
+            for (int k = 0; k < K; ++k) {
+                const std::vector<cf>& rf = I.ref_f[k];
+                for (int i = 0; i < d_p; ++i)
+                    I.spec[i] = I.win_f[i] * rf[i];
+                I.fft.inv(I.corr.data(), I.spec.data(), d_p);
+                double* acc = I.acc.data() + static_cast<size_t>(k) * m;
+                for (int d = 0; d < m; ++d)
+                    acc[d] += std::norm(cd(I.corr[d]));
+            }
             band_energy(xa + d0, m);
             I.prefix.resize(len + 1);
             I.prefix[0] = 0.0;
             for (int i = 0; i < len; ++i)
                 I.prefix[i + 1] = I.prefix[i] + std::norm(cd(xa[d0 + i]));
             total += I.prefix[len];
-            for (int d = 0; d < m; ++d) {
-                I.acc[d] += std::norm(cd(I.corr[d]));
+            for (int d = 0; d < m; ++d)
                 I.energy[d] += I.prefix[d + d_n] - I.prefix[d];
-            }
         }
         // The FFT correlation has a rounding error of about 1e-6 of the chunk's amplitude:
         // lags whose window holds (almost) no energy, e.g. exact zeros before a signal,
@@ -327,10 +348,14 @@ void pss_correlator::metric(const std::vector<const cf*>& x, int n_lags, float* 
         // least ~1/4 of the chunk's energy, far above the floor); so do windows with
         // (almost) nothing in the sync band, where the ratio is rounding error too.
         const double floor = 1e-6 * total;
-        for (int d = 0; d < m; ++d)
-            out[d0 + d] = (total > 0.0 && I.energy[d] > floor && I.band[d] > 1e-9 * I.energy[d])
-                              ? static_cast<float>(std::min(1.0, I.acc[d] / (I.band[d] * ep)))
-                              : 0.0f;
+        for (int k = 0; k < K; ++k) {
+            const double* acc = I.acc.data() + static_cast<size_t>(k) * m;
+            float* o = out + static_cast<size_t>(k) * n_lags + d0;
+            for (int d = 0; d < m; ++d)
+                o[d] = (total > 0.0 && I.energy[d] > floor && I.band[d] > 1e-9 * I.energy[d])
+                           ? static_cast<float>(std::min(1.0, acc[d] / (I.band[d] * ep[k])))
+                           : 0.0f;
+        }
     }
 }
 
@@ -786,29 +811,86 @@ double pss_fraction(const std::vector<std::vector<cf>>& pss_bins,
 // ---------------------------------------------------------------------------------
 // SSS
 
+bool sss_correlations(const std::vector<std::vector<cf>>& pss_bins,
+                      const std::vector<std::vector<cf>>& sss_bins,
+                      const std::vector<cf>& pss,
+                      const std::vector<const std::vector<cf>*>& candidates,
+                      double* rho)
+{
+    const size_t n_rx = pss_bins.size(), n_c = candidates.size();
+    // z per antenna and subcarrier first, then one sum per candidate in antenna and
+    // subcarrier order.
+    thread_local std::vector<cd> z;
+    z.resize(n_rx * k_sync_len);
+    double norm = 0.0;
+    for (size_t a = 0; a < n_rx; ++a)
+        for (int k = 0; k < k_sync_len; ++k) {
+            const cd h = cd(pss_bins[a][k]) * std::conj(cd(pss[k]));
+            z[a * k_sync_len + k] = cd(sss_bins[a][k]) * std::conj(h);
+            norm += std::abs(z[a * k_sync_len + k]);
+        }
+    if (!(norm > 0.0) || !std::isfinite(norm))
+        return false;
+    for (size_t i = 0; i < n_c; ++i) {
+        const std::vector<cf>& c = *candidates[i];
+        double acc = 0.0;
+        for (size_t a = 0; a < n_rx; ++a)
+            for (int k = 0; k < k_sync_len; ++k)
+                acc += (z[a * k_sync_len + k] * std::conj(cd(c[k]))).real();
+        rho[i] = acc / norm;
+    }
+    return true;
+}
+
 sss_decision detect_sss(const std::vector<std::vector<cf>>& pss_bins,
                         const std::vector<std::vector<cf>>& sss_bins,
                         const std::vector<cf>& pss,
                         const std::vector<cf>& sss0,
                         const std::vector<cf>& sss10)
 {
-    double c0 = 0.0, c10 = 0.0, norm = 0.0;
-    for (size_t a = 0; a < pss_bins.size(); ++a)
-        for (int k = 0; k < k_sync_len; ++k) {
-            const cd h = cd(pss_bins[a][k]) * std::conj(cd(pss[k]));
-            const cd z = cd(sss_bins[a][k]) * std::conj(h);
-            c0 += (z * std::conj(cd(sss0[k]))).real();
-            c10 += (z * std::conj(cd(sss10[k]))).real();
-            norm += std::abs(z);
-        }
     sss_decision d;
-    if (!(norm > 0.0) || !std::isfinite(norm))
+    double rho[2];
+    if (!sss_correlations(pss_bins, sss_bins, pss, { &sss0, &sss10 }, rho))
         return d;
-    d.rho0 = c0 / norm;
-    d.rho10 = c10 / norm;
+    d.rho0 = rho[0];
+    d.rho10 = rho[1];
     d.ns = d.rho0 >= d.rho10 ? 0 : 10;
     const double best = std::max(d.rho0, d.rho10), other = std::min(d.rho0, d.rho10);
     d.confident = best > 0.4 && best - other > 0.2;
+    return d;
+}
+
+sss_hypotheses::sss_hypotheses(int n_id2) : d_n_id2(n_id2)
+{
+    if (n_id2 < 0 || n_id2 > 2)
+        throw std::invalid_argument("mimodet: N_ID2 must be 0..2, got " + std::to_string(n_id2));
+    d_pss = lte_grid::make_pss(n_id2);
+    for (int n_id1 = 0; n_id1 < 168; ++n_id1)
+        for (int ns : { 0, 10 })
+            d_sss.push_back(lte_grid::make_sss(3 * n_id1 + n_id2, ns));
+    for (const auto& v : d_sss)
+        d_ptr.push_back(&v);
+}
+
+cell_decision sss_hypotheses::detect(const std::vector<std::vector<cf>>& pss_bins,
+                                     const std::vector<std::vector<cf>>& sss_bins) const
+{
+    cell_decision d;
+    std::vector<double> rho(d_sss.size());
+    if (!sss_correlations(pss_bins, sss_bins, d_pss, d_ptr, rho.data()))
+        return d;
+    size_t best = 0;
+    for (size_t i = 1; i < rho.size(); ++i)
+        if (rho[i] > rho[best])
+            best = i;
+    double second = -1.0;
+    for (size_t i = 0; i < rho.size(); ++i)
+        if (i != best)
+            second = std::max(second, rho[i]);
+    d.n_id1 = static_cast<int>(best / 2);
+    d.ns = best % 2 == 0 ? 0 : 10;
+    d.rho = rho[best];
+    d.runner_up = second;
     return d;
 }
 
@@ -823,15 +905,18 @@ slot_sync::slot_sync(const lte_numerology& num,
     : d_num(num),
       d_n_rx(n_rx),
       d_cell_id(cell_id),
+      d_search(cell_id == -1),
+      d_n_id2(0),
       d_p(params),
-      d_grid(num, 1, cell_id),
-      d_corr(num, cell_id % 3),
       d_dft(num),
       d_rot(num.fft_size)
 {
     if (n_rx < 1 || n_rx > 8)
         throw std::invalid_argument("mimodet: ofdm_sync needs 1..8 receive antennas, got " +
                                     std::to_string(n_rx));
+    if (cell_id < -1 || cell_id > 503)
+        throw std::invalid_argument("mimodet: cell_id must be 0..503, or -1 to search it; got " +
+                                    std::to_string(cell_id));
     if (params.cfo_alpha <= 0.0 || params.cfo_alpha > 1.0)
         throw std::invalid_argument("mimodet: cfo_alpha must be in (0, 1]");
     d_n = num.fft_size;
@@ -851,16 +936,30 @@ slot_sync::slot_sync(const lte_numerology& num,
     if (threads < 1)
         throw std::invalid_argument("mimodet: slot_sync needs threads >= 1");
     d_threads = std::min(threads, n_rx);
+    if (d_search) {
+        d_hyp.reserve(3);
+        for (int id2 = 0; id2 < 3; ++id2) {
+            d_corrs[id2] = std::make_unique<pss_correlator>(num, id2);
+            d_hyp.emplace_back(id2);
+        }
+        d_search_corr = std::make_unique<pss_correlator>(num, std::vector<int>{ 0, 1, 2 });
+        use_pss(0);
+    } else {
+        d_corrs[cell_id % 3] = std::make_unique<pss_correlator>(num, cell_id % 3);
+        use_cell(cell_id);
+    }
     if (d_threads > 1) {
         d_pool = std::make_unique<core::worker_pool>();
         // The tracking search's metric, one antenna per thread (the same values).
-        d_corr.set_runner([this](size_t n, const std::function<void(size_t)>& f) {
-            const int t = static_cast<int>(std::min<size_t>(d_threads, n));
-            parallel(t, [&](size_t k) {
-                for (size_t a = k; a < n; a += static_cast<size_t>(t))
-                    f(a);
-            });
-        });
+        for (auto& c : d_corrs)
+            if (c)
+                c->set_runner([this](size_t n, const std::function<void(size_t)>& f) {
+                    const int t = static_cast<int>(std::min<size_t>(d_threads, n));
+                    parallel(t, [&](size_t k) {
+                        for (size_t a = k; a < n; a += static_cast<size_t>(t))
+                            f(a);
+                    });
+                });
     }
     d_block = 3 * d_n;
     d_cand_half = d_n / 4;
@@ -874,10 +973,26 @@ slot_sync::slot_sync(const lte_numerology& num,
     acquisition_restart(0);
 }
 
+void slot_sync::use_pss(int n_id2)
+{
+    d_n_id2 = n_id2;
+    d_pss = lte_grid::make_pss(n_id2);
+}
+
+void slot_sync::use_cell(int cell_id)
+{
+    use_pss(cell_id % 3);
+    d_cell_id = cell_id;
+    d_sss0 = lte_grid::make_sss(cell_id, 0);
+    d_sss10 = lte_grid::make_sss(cell_id, 10);
+}
+
 void slot_sync::acquisition_restart(int64_t lag)
 {
     d_m0 = d_next_lag = d_cand = d_win_start = lag; // metric blocks are aligned to lag
     d_metric.clear();
+    d_metric_id2.clear();
+    d_win_cands.clear();
     d_win_best = 0.0f;
     d_win_tries = 0;
 }
@@ -1017,7 +1132,7 @@ double slot_sync::fraction_at(int64_t pss_pos)
     // The integer position is the metric's maximum, so the fraction is within about a
     // sample (plus the channel's mean delay); the clamp keeps a noisy estimate from
     // looking like a clock jump.
-    return std::clamp(pss_fraction(d_pss_bins, d_grid.pss(), d_n), -1.5, 1.5);
+    return std::clamp(pss_fraction(d_pss_bins, d_pss, d_n), -1.5, 1.5);
 }
 
 double slot_sync::timing_sigma(float metric) const
@@ -1210,7 +1325,7 @@ bool slot_sync::refine_pss(int64_t expected, int half_width, int64_t* found, flo
         d_ptr.push_back(v.data());
     auto& m = d_refine;
     m.resize(n_lags);
-    d_corr.metric(d_ptr, n_lags, m.data()); // d_ptr: the corrected samples
+    corr().metric(d_ptr, n_lags, m.data()); // d_ptr: the corrected samples
     int best = -1;
     float bv = -1.0f;
     for (int i = 0; i < n_lags; ++i)
@@ -1233,7 +1348,7 @@ sss_decision slot_sync::check_sss(int64_t pss_pos)
     if (d_pss_bins_pos != pss_pos)
         pss_bins_at(pss_pos);
     sync_bins(sss_pos, d_sss_bins);
-    return detect_sss(d_pss_bins, d_sss_bins, d_grid.pss(), d_grid.sss(0), d_grid.sss(10));
+    return detect_sss(d_pss_bins, d_sss_bins, d_pss, d_sss0, d_sss10);
 }
 
 void slot_sync::run_acquisition()
@@ -1248,6 +1363,8 @@ void slot_sync::run_acquisition()
         while (d_cand + W < d_next_lag) {
             const int64_t L = d_cand++;
             if (L >= d_win_start + d_half) {
+                if (d_search && try_candidates())
+                    return;
                 log(0, fmt("ofdm_sync: no PSS accepted in lags [%lld, %lld) (largest "
                            "metric %.2f, threshold %.2f, %d candidates checked)",
                            static_cast<long long>(d_win_start),
@@ -1267,19 +1384,28 @@ void slot_sync::run_acquisition()
             for (int64_t j = std::max(d_m0, L - W); j <= L + W && peak; ++j)
                 if ((j < L && M(j) >= v) || (j > L && M(j) > v))
                     peak = false;
-            if (!peak || d_win_tries >= d_p.max_candidates)
+            if (!peak)
+                continue;
+            if (d_search) { // verified once the half frame is complete
+                d_win_cands.push_back({ L, v, d_metric_id2[static_cast<size_t>(L - d_m0)] });
+                continue;
+            }
+            if (d_win_tries >= d_p.max_candidates)
                 continue;
             ++d_win_tries;
-            if (try_lock(L))
+            if (try_lock(L, d_n_id2))
                 return;
         }
         // 2. Forget what no candidate can need any more.
         const int64_t keep = d_cand - W - 1;
         if (keep > d_m0) {
             d_metric.erase(d_metric.begin(), d_metric.begin() + (keep - d_m0));
+            if (d_search)
+                d_metric_id2.erase(d_metric_id2.begin(), d_metric_id2.begin() + (keep - d_m0));
             d_m0 = keep;
         }
-        discard_before(d_cand - W - 2 * d_slot);
+        // Cell search: the samples of the whole half frame's candidates stay.
+        discard_before((d_search ? d_win_start : d_cand) - W - 2 * d_slot);
         // 3. The next block of lags, computed in one call once all its input is there
         //    (blocks are aligned to the search start, so the values do not depend on how the
         //    input arrived).
@@ -1290,14 +1416,50 @@ void slot_sync::run_acquisition()
             ptr.push_back(at(a, d_next_lag));
         const size_t old = d_metric.size();
         d_metric.resize(old + d_block);
-        d_corr.metric(ptr, d_block, d_metric.data() + old);
+        if (!d_search) {
+            corr().metric(ptr, d_block, d_metric.data() + old);
+        } else {
+            // The largest of the three N_ID2's metrics, and which one it is.
+            d_metric_id2.resize(old + d_block);
+            d_metric_tmp.resize(3 * static_cast<size_t>(d_block));
+            d_search_corr->metric(ptr, d_block, d_metric_tmp.data());
+            for (int i = 0; i < d_block; ++i) {
+                int best = 0;
+                for (int id2 = 1; id2 < 3; ++id2)
+                    if (d_metric_tmp[id2 * static_cast<size_t>(d_block) + i] >
+                        d_metric_tmp[best * static_cast<size_t>(d_block) + i])
+                        best = id2;
+                d_metric[old + i] = d_metric_tmp[best * static_cast<size_t>(d_block) + i];
+                d_metric_id2[old + i] = static_cast<int8_t>(best);
+            }
+        }
         d_next_lag += d_block;
     }
 }
 
-bool slot_sync::try_lock(int64_t coarse)
+bool slot_sync::try_candidates()
+{
+    auto& c = d_win_cands;
+    std::stable_sort(c.begin(), c.end(), [](const candidate& a, const candidate& b) {
+        return a.metric > b.metric;
+    });
+    bool ok = false;
+    for (const auto& cand : c) {
+        if (d_win_tries >= d_p.max_candidates)
+            break;
+        ++d_win_tries;
+        if ((ok = try_lock(cand.lag, cand.n_id2)))
+            break;
+    }
+    c.clear();
+    return ok;
+}
+
+bool slot_sync::try_lock(int64_t coarse, int n_id2)
 {
     const int R = d_n / 8;
+    if (d_search)
+        use_pss(n_id2);
     // 1. CFO from the CPs of the PSS slot (timing-free search around the coarse start).
     const int64_t s0 = coarse + d_n - d_slot;
     const int64_t th_lo = std::max(d_base, s0 - R);
@@ -1345,18 +1507,42 @@ bool slot_sync::try_lock(int64_t coarse)
             d_pss_bins_pos = -1;
         }
     }
-    // 4. Slot 0 or 10 from the SSS.
-    const auto sss = check_sss(pss);
-    const double rho_best = std::max(sss.rho0, sss.rho10);
-    const double rho_other = std::min(sss.rho0, sss.rho10);
-    if (!(rho_best >= d_p.sss_min_rho && rho_best - rho_other >= d_p.sss_min_margin)) {
-        log(0, fmt("ofdm_sync: PSS at sample %lld (metric %.2f) but no clear SSS "
-                   "(rho0 %.2f, rho10 %.2f)",
-                   static_cast<long long>(pss), m, sss.rho0, sss.rho10));
-        return false;
+    // 4. Slot 0 or 10 (and with cell search N_ID1) from the SSS.
+    double rho_best, rho_other;
+    int ns, cell = d_cell_id;
+    if (!d_search) {
+        const auto sss = check_sss(pss);
+        rho_best = std::max(sss.rho0, sss.rho10);
+        rho_other = std::min(sss.rho0, sss.rho10);
+        ns = sss.ns;
+        if (!(rho_best >= d_p.sss_min_rho && rho_best - rho_other >= d_p.sss_min_margin)) {
+            log(0, fmt("ofdm_sync: PSS at sample %lld (metric %.2f) but no clear SSS "
+                       "(rho0 %.2f, rho10 %.2f)",
+                       static_cast<long long>(pss), m, sss.rho0, sss.rho10));
+            return false;
+        }
+    } else {
+        cell_decision c;
+        if (d_pss_bins_pos != pss)
+            pss_bins_at(pss);
+        const int64_t sss_pos = pss - d_n - d_num.cp_other;
+        if (d_pss_bins_pos == pss && sync_bins(sss_pos, d_sss_bins))
+            c = d_hyp[n_id2].detect(d_pss_bins, d_sss_bins);
+        rho_best = c.rho;
+        rho_other = c.runner_up;
+        ns = c.ns;
+        if (c.n_id1 < 0 ||
+            !(rho_best >= d_p.cell_min_rho && rho_best - rho_other >= d_p.cell_min_margin)) {
+            log(0, fmt("ofdm_sync: PSS of N_ID2 %d at sample %lld (metric %.2f) but no clear "
+                       "SSS (best rho %.2f for N_ID1 %d, runner-up %.2f)",
+                       n_id2, static_cast<long long>(pss), m, rho_best, c.n_id1, rho_other));
+            return false;
+        }
+        cell = 3 * c.n_id1 + n_id2;
+        use_cell(cell);
     }
+    d_lock = lock_report{ cell, m, rho_best, rho_other, ns, pss };
     int64_t start = pss + d_n - d_slot;
-    int ns = sss.ns;
     d_pss_done = start;
     if (start < d_base) { // the slot's beginning is gone: start at the next slot
         start += d_slot;
@@ -1384,10 +1570,10 @@ bool slot_sync::try_lock(int64_t coarse)
     d_lock_metric = m;
     d_missed = 0;
     d_mismatch = 0;
-    log(1, fmt("ofdm_sync: locked at input sample %lld, slot %d, CFO %.4f subcarrier "
-               "spacings, PSS metric %.2f, SSS rho %.2f/%.2f",
-               static_cast<long long>(start), ns, d_rot.cfo(), d_lock_metric, sss.rho0,
-               sss.rho10));
+    log(1, fmt("ofdm_sync: locked to cell %d at input sample %lld, slot %d, CFO %.4f "
+               "subcarrier spacings, PSS metric %.2f, SSS rho %.2f (next best %.2f)",
+               cell, static_cast<long long>(start), ns, d_rot.cfo(), d_lock_metric, rho_best,
+               rho_other));
     discard_before(d_start - d_track - 1);
     return true;
 }
@@ -1479,6 +1665,7 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
     info.first = d_first;
     info.sro_ppm = sro_ppm();
     info.resampled = d_resample;
+    info.cell_id = d_cell_id;
     d_first = false;
     d_last_start = start;
     d_ns = (d_ns + 1) % lte_numerology::slots_per_frame;

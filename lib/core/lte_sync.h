@@ -74,7 +74,17 @@ class MIMODET_API pss_correlator
 {
 public:
     pss_correlator(const lte_numerology& num, int n_id2);
+    /*!
+     * Several PSS at once (cell search: N_ID2 0, 1, 2): metric() with more lags than N
+     * writes the metric of n_id2s[k] to out[k n_lags ..], each bit for bit what a
+     * correlator of that N_ID2 alone gives, sharing the windows' DFTs and band energies
+     * (5 long FFTs per antenna and chunk for three references instead of 9). Fewer lags,
+     * reference() and correlate() are those of n_id2s[0].
+     */
+    pss_correlator(const lte_numerology& num, const std::vector<int>& n_id2s);
     ~pss_correlator();
+    //! Number of references (metrics per lag).
+    int references() const { return static_cast<int>(d_refs.size()); }
     int length() const { return d_n; }
     const std::vector<cf>& reference() const { return d_ref; }
     //! Metric for lags 0..n_lags-1; each x[a] must hold n_lags + N - 1 samples. Up to
@@ -102,7 +112,8 @@ private:
     struct impl;
     struct antenna_sums;
     int d_n, d_p;
-    std::vector<cf> d_ref;
+    std::vector<cf> d_ref;               //!< of the first reference
+    std::vector<std::vector<cf>> d_refs; //!< all references
     std::unique_ptr<impl> d_impl;
     runner d_runner;
 };
@@ -213,6 +224,59 @@ MIMODET_API sss_decision detect_sss(const std::vector<std::vector<cf>>& pss_bins
                                     const std::vector<cf>& sss0,
                                     const std::vector<cf>& sss10);
 
+/*!
+ * Coherent SSS correlations: with h = Y_pss conj(P) (the channel from the PSS) and
+ * z = Y_sss conj(h) per antenna and subcarrier, rho_i = sum Re(z conj(c_i)) / sum |z|
+ * for every candidate SSS c_i (62 values), in [-1, 1]: 0 +- 0.1 on noise or another
+ * sequence, 0.8-1 on the SSS sent from 10 dB SNR on. Returns false (rho untouched) when
+ * the SSS symbol holds no finite energy. detect_sss and sss_hypotheses decide with it.
+ */
+MIMODET_API bool sss_correlations(const std::vector<std::vector<cf>>& pss_bins,
+                                  const std::vector<std::vector<cf>>& sss_bins,
+                                  const std::vector<cf>& pss,
+                                  const std::vector<const std::vector<cf>*>& candidates,
+                                  double* rho);
+
+//! Cell search from the SSS: which N_ID1 (and slot 0 or 10) a PSS of N_ID2 belongs to.
+struct cell_decision {
+    int n_id1 = -1;         //!< 0..167; -1: no decision (no finite SSS energy)
+    int ns = -1;            //!< 0 or 10
+    double rho = 0.0;       //!< sss_correlations of the best of the 336 hypotheses
+    double runner_up = 0.0; //!< the largest rho among the 335 others
+};
+
+/*!
+ * The 336 SSS sequences (N_ID1 0..167, slot 0 and 10) that can follow the PSS of one
+ * N_ID2, and the exhaustive decision among them: the hypothesis with the largest
+ * coherent correlation (sss_correlations). A real SSS gives rho 0.8-1 and the others
+ * about 0 +- 0.1 (at most about 0.35 over the 335), so the margin to the runner-up is
+ * what tells a cell from noise.
+ */
+class MIMODET_API sss_hypotheses
+{
+public:
+    explicit sss_hypotheses(int n_id2);
+    // d_ptr points into d_sss: a move keeps the sequences where they are, a copy would not.
+    sss_hypotheses(const sss_hypotheses&) = delete;
+    sss_hypotheses& operator=(const sss_hypotheses&) = delete;
+    sss_hypotheses(sss_hypotheses&&) = default;
+    sss_hypotheses& operator=(sss_hypotheses&&) = default;
+    int n_id2() const { return d_n_id2; }
+    //! SSS of cell 3 n_id1 + n_id2 in slot ns (0 or 10).
+    const std::vector<cf>& sss(int n_id1, int ns) const
+    {
+        return d_sss[2 * static_cast<size_t>(n_id1) + (ns == 10 ? 1 : 0)];
+    }
+    cell_decision detect(const std::vector<std::vector<cf>>& pss_bins,
+                         const std::vector<std::vector<cf>>& sss_bins) const;
+
+private:
+    int d_n_id2;
+    std::vector<cf> d_pss;
+    std::vector<std::vector<cf>> d_sss;   //!< [2 n_id1 + (ns == 10)]
+    std::vector<const std::vector<cf>*> d_ptr;
+};
+
 //! Parameters of the slot synchroniser.
 struct slot_sync_params {
     //! Acquisition: a PSS candidate is a lag whose metric M (pss_correlator, in [0, 1])
@@ -232,6 +296,14 @@ struct slot_sync_params {
     //! 0 +- 0.1 on noise or data, 0.8-1 on a real SSS from 10 dB SNR on).
     double sss_min_rho = 0.5;
     double sss_min_margin = 0.3;
+    //! Cell search (cell_id -1): the best of the 336 hypotheses (sss_hypotheses) must
+    //! reach cell_min_rho and beat the runner-up, the largest of the 335 others, by
+    //! cell_min_margin. On noise those are about 0 +- 0.1 each (0 +- 0.07 with 2
+    //! antennas), the largest about 0.3 and the gap between the two largest about 0.03
+    //! on average (exponential-like: a gap of 0.15 about once in 150), so a false cell
+    //! needs both improbable events on a candidate that passed the PSS checks.
+    double cell_min_rho = 0.4;
+    double cell_min_margin = 0.15;
     //! Tracking: a PSS counts as found from a metric of track_threshold on (noise within
     //! the +-track_window search stays below about 0.1).
     double track_threshold = 0.25;
@@ -280,6 +352,18 @@ struct slot_info {
     bool nonfinite = false;  //!< the slot holds NaN/inf samples (passed on as they are)
     double sro_ppm = 0.0;    //!< sample-rate offset estimate (0 until a PSS is tracked)
     bool resampled = false;  //!< the slot was resampled to remove the sample-rate offset
+    int cell_id = -1;        //!< the cell whose PSS/SSS the slot timing follows
+};
+
+//! The last lock of a slot_sync: the cell found and how clearly.
+struct lock_report {
+    int cell_id = -1;         //!< -1: no lock yet
+    float pss_metric = 0.0f;  //!< PSS metric M at the lock
+    double sss_rho = 0.0;     //!< SSS correlation of the cell (and slot) decided on
+    double sss_runner_up = 0.0; //!< best other hypothesis: the other slot's SSS (given
+                                //!< cell) or the best of the other 335 (cell search)
+    int ns = -1;              //!< slot (0 or 10) of the lock's PSS
+    int64_t pss_pos = 0;      //!< input index of the lock's PSS
 };
 
 /*!
@@ -306,12 +390,22 @@ struct slot_info {
  * Its timing step, sample clock, slot count and lock decisions apply from the next slot
  * on, which is emitted only after the search; its outcome is reported in that slot's
  * slot_info (pss_checked, pss_ns).
+ *
+ * Cell search (cell_id -1): acquisition correlates with the PSS of all three N_ID2
+ * (the metric of a lag is the largest of the three) and collects the candidates of a
+ * whole half frame of lags, in which every cell on the air sends its PSS once. They are
+ * verified strongest first; the SSS then decides among the 336 hypotheses of the
+ * candidate's N_ID2 (sss_hypotheses): the first candidate whose best hypothesis is
+ * clear gives the lock and the cell id, which tracking then follows as with a given
+ * cell id. The strongest cell is found, not the first in time, at the price of up to a
+ * half frame (5 ms) more before the lock; after a lost lock the search starts again.
  */
 class MIMODET_API slot_sync
 {
 public:
     using log_fn = std::function<void(int level, const std::string& msg)>; // 0 debug .. 3 error
 
+    //! cell_id: 0..503, or -1 to search the cell (above).
     //! threads > 1: a slot's per-antenna work (input copies, resampling, CP sums) and its
     //! CFO correction are shared among min(threads, n_rx) threads (a persistent pool);
     //! the output is bit-identical to threads = 1.
@@ -333,6 +427,12 @@ public:
     //! a slot) is all in: pop_slot() makes progress without another push().
     bool step_ready() const { return input_needed() <= end(); }
     bool locked() const { return d_locked; }
+    //! The cell id followed: the given one, or the one found by the last lock (-1 until
+    //! the first lock with cell search).
+    int cell_id() const { return d_cell_id; }
+    //! Whether the synchroniser searches the cell (made with cell_id -1).
+    bool cell_search() const { return d_search; }
+    const lock_report& last_lock() const { return d_lock; }
     //! Tracking searches that found no PSS, so far (also those that dropped the lock,
     //! which the next slot's slot_info does not report: that slot is the new lock's).
     uint64_t pss_missed() const { return d_pss_missed_total; }
@@ -353,7 +453,13 @@ private:
     int64_t end() const { return samples_in(); }
     void discard_before(int64_t n);
     void run_acquisition();
-    bool try_lock(int64_t coarse);
+    bool try_lock(int64_t coarse, int n_id2);
+    //! Cell search: the candidates of the half frame of lags just finished, strongest first.
+    bool try_candidates();
+    //! The PSS/SSS references (and the tracking correlator) of N_ID2 / the cell.
+    void use_pss(int n_id2);
+    void use_cell(int cell_id);
+    pss_correlator& corr() { return *d_corrs[d_n_id2]; }
     bool refine_pss(int64_t expected, int half_width, int64_t* found, float* metric);
     //! CFO-corrected samples [start, start + len) of every antenna into d_cor (one set
     //! of phasors for all antennas).
@@ -393,9 +499,16 @@ private:
 
     lte_numerology d_num;
     int d_n_rx, d_cell_id;
+    bool d_search; //!< cell search (cell_id -1)
+    int d_n_id2;   //!< N_ID2 of d_pss and corr()
     slot_sync_params d_p;
-    lte_grid d_grid;
-    pss_correlator d_corr;
+    std::vector<cf> d_pss, d_sss0, d_sss10; //!< the cell's sync sequences
+    //! PSS correlators by N_ID2: the given cell's only, or all three (cell search).
+    std::unique_ptr<pss_correlator> d_corrs[3];
+    //! Cell search: the acquisition's metric of all three N_ID2 in one pass.
+    std::unique_ptr<pss_correlator> d_search_corr;
+    std::vector<sss_hypotheses> d_hyp; //!< cell search: by N_ID2
+    lock_report d_lock;
     sync_dft d_dft;
     cfo_rotator d_rot;
     log_fn d_log;
@@ -415,6 +528,14 @@ private:
     float d_win_best = 0.0f;
     int d_win_tries = 0;
     std::vector<float> d_metric;
+    std::vector<int8_t> d_metric_id2; //!< cell search: N_ID2 of each d_metric value
+    std::vector<float> d_metric_tmp;  //!< cell search: one N_ID2's block
+    struct candidate {
+        int64_t lag;
+        float metric;
+        int n_id2;
+    };
+    std::vector<candidate> d_win_cands; //!< cell search: the half frame's candidates
     int d_block;             //!< metric block length (lags)
     int d_cand_half;         //!< candidate neighbourhood half-width (lags)
 

@@ -373,7 +373,7 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             (("mmse", 1.4, 2, 9, "16qam", 0), {}),                   # n_rx > 8
             (("mmse", 1.4, 2, 2, "8psk", 0), {}),                    # modulation
             (("mmse", 1.4, 2, 2, "16qam", 504), {}),                 # cell_id
-            (("mmse", 1.4, 2, 2, "16qam", -1), {}),
+            (("mmse", 1.4, 2, 2, "16qam", -2), {}),
             (("psd", 1.4, 2, 2, "16qam", 0, "cpu", True), {}),       # hard + soft
             (("fsd", 1.4, 2, 2, "16qam", 0), dict(soft_output=True)),
             (("mmse", 1.4, 2, 2, "16qam", 0, "gpu"), {}),            # backend

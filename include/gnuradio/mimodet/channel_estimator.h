@@ -68,7 +68,10 @@ public:
      * \param bandwidth_mhz LTE bandwidth: 1.4, 3, 5, 10, 15 or 20 (MHz).
      * \param n_tx transmit antenna ports: 1, 2 or 4.
      * \param n_rx receive antennas (inputs): 1..8.
-     * \param cell_id physical cell id 0..503 (CRS positions and values).
+     * \param cell_id physical cell id 0..503 (CRS positions and values), or -1: the cell
+     * of each slot from the "cell_id" tag on its grid (ofdm_sync's, passed on by
+     * ofdm_demod; a slot without one keeps the last cell seen); slots before the first
+     * such tag get NaN in H and noise_var, are counted in bad_slots() and logged.
      * \param threads threads that estimate one slot together, 0..256; 0 (default):
      * min(hardware threads, n_rx * n_tx, 4). 1 runs in the scheduler's thread alone.
      * With backend cuda they design new Wiener filters only (and estimate unusable

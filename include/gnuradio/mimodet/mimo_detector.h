@@ -72,7 +72,10 @@ public:
      * \param n_tx transmit antenna ports: 1, 2 or 4.
      * \param n_rx receive antennas (grid inputs): n_tx .. 8.
      * \param modulation "qpsk", "16qam" or "64qam".
-     * \param cell_id physical cell id 0..503 (data map).
+     * \param cell_id physical cell id 0..503 (data map), or -1: the cell of each slot
+     * from the "cell_id" tag on its grid (ofdm_sync's with cell search, passed on by
+     * ofdm_demod; a slot without one keeps the last cell seen); slots before the first
+     * such tag are output as zeros, counted in bad_slots() and logged.
      * \param backend "cpu", "cuda" or "auto".
      * \param soft_output float LLRs instead of bits (soft detectors only: psd and fsd
      *        are refused).

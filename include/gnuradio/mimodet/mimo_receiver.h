@@ -63,7 +63,10 @@ public:
      * \param n_tx transmit antenna ports: 1, 2 or 4.
      * \param n_rx receive antennas (grid inputs): n_tx .. 8.
      * \param modulation "qpsk", "16qam" or "64qam".
-     * \param cell_id physical cell id 0..503 (pilots and data map).
+     * \param cell_id physical cell id 0..503 (pilots and data map), or -1: the cell of
+     * each slot from the "cell_id" tag on its first item (ofdm_sync's; ofdm_demod passes
+     * it on with the grid; a slot without one keeps the last cell seen); slots before
+     * the first such tag are output as zeros, counted in bad_slots() and logged.
      * \param backend "cpu", "cuda" or "auto", for both stages.
      * \param soft_output float LLRs instead of bits (not psd, fsd).
      * \param lvl, exp, T, niter, sorted_qr, llr_clip, threads, llr_scaled, deadline_us

@@ -23,8 +23,22 @@ namespace mimodet {
  * Inputs: n_rx complex streams (the receive antennas, sample-aligned with each other).
  * Outputs: n_rx complex streams, CFO corrected (and resampled when the receiver's sample
  * rate is off, below), starting at a slot boundary (the first sample of the slot's first
- * CP), with a tag "slot" (value: long ns, 0..19) on the first sample of every slot. Input
- * tags are not propagated.
+ * CP), with a tag "slot" (value: long ns, 0..19) on the first sample of every slot, and
+ * with cell search (cell_id -1) a tag "cell_id" (value: long, the cell found) beside it.
+ * Input tags are not propagated. Message port "cell_id": at every (re-)lock a dict
+ * {cell_id, n_id1, n_id2, metric (the PSS metric), sss_rho (the SSS correlation of the
+ * decision), sss_runner_up (that of the best other hypothesis), searched (cell search or
+ * given)}.
+ *
+ * Cell search (cell_id -1): acquisition correlates with the PSS of all three N_ID2,
+ * collects the candidates of a half frame (every cell sends its PSS once in it), and
+ * verifies them strongest first; the SSS decides among the 168 N_ID1 and slot 0/10 (336
+ * coherent correlations: the best must reach 0.4 and beat the next best by 0.15). The
+ * strongest cell on the air is found (a half frame, 5 ms, more before the lock), then
+ * tracked as a given one; after a lost lock the search starts again. Measured
+ * (qa_cell_search: 1.4/5 MHz, CFO within +-0.4, 1-2 antennas, 40 random cells per SNR):
+ * all found from 3 dB on, 26 of 40 within 15 ms at 0 dB (25 with the cell id given),
+ * never a wrong cell; of two cells 6 dB apart the stronger in 16 of 16.
  *
  * Acquisition: time-domain correlation with the PSS symbol of N_ID2 = cell_id mod 3
  * (unitary IFFT of lte_grid::make_pss), summed over the antennas and normalised by the
@@ -90,7 +104,8 @@ public:
     /*!
      * \param bandwidth_mhz LTE bandwidth: 1.4, 3, 5, 10, 15 or 20 (MHz).
      * \param n_rx receive antennas (inputs and outputs): 1..8.
-     * \param cell_id physical cell id 0..503 whose PSS/SSS are searched.
+     * \param cell_id physical cell id 0..503 whose PSS/SSS are searched, or -1 to search
+     * the cell (above).
      *
      * Throws std::invalid_argument for any other value.
      */
@@ -109,6 +124,9 @@ public:
     virtual double sro_ppm() const = 0;
     //! Whether the output is being resampled to remove the sample-rate offset.
     virtual bool resampling() const = 0;
+    //! The cell id followed: the given one, or the one found (-1 until the first lock
+    //! with cell search).
+    virtual int cell_id() const = 0;
 };
 
 } // namespace mimodet

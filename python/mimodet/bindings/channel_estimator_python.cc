@@ -32,7 +32,7 @@ void bind_channel_estimator(py::module& m)
              py::arg("threads") = 0,
              py::arg("backend") = "cpu",
              "bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}, n_tx in {1, 2, 4} (ports whose CRS "
-             "are estimated), n_rx 1..8 (grid inputs), cell_id 0..503, threads 0..256 "
+             "are estimated), n_rx 1..8 (grid inputs), cell_id 0..503 (or -1: from the slots' cell_id tags), threads 0..256 "
              "(threads that estimate one slot together; 0: min(CPU threads, n_rx*n_tx, 4); the "
              "results do not depend on it), backend 'cpu', 'cuda' (the same method on the "
              "GPU, results equal up to float rounding; RuntimeError without a CUDA device) "

@@ -43,7 +43,8 @@ void bind_mimo_detector(py::module& m)
              py::arg("deadline_us") = 0.0,
              "algorithm 'ml', 'zf', 'mmse', 'psd', 'fsd', 'sfsd' or 'mtt'; bandwidth_mhz in "
              "{1.4, 3, 5, 10, 15, 20}; n_tx in {1, 2, 4}; n_rx n_tx..8; modulation 'qpsk', "
-             "'16qam' or '64qam'; cell_id 0..503; backend 'cpu', 'cuda' or 'auto'; "
+             "'16qam' or '64qam'; cell_id 0..503 (or -1: from the slots' cell_id tags); "
+             "backend 'cpu', 'cuda' or 'auto'; "
              "soft_output: float LLRs instead of bits (not for psd, fsd); deadline_us: psd "
              "search budget per slot in us (0: exact), truncated slots get a "
              "'truncated' tag. Unset algorithm "

@@ -54,7 +54,8 @@ void bind_mimo_receiver(py::module& m)
              py::arg("fft_backoff") = -1,
              "algorithm 'ml', 'zf', 'mmse', 'psd', 'fsd', 'sfsd' or 'mtt'; bandwidth_mhz in "
              "{1.4, 3, 5, 10, 15, 20}; n_tx in {1, 2, 4}; n_rx n_tx..8 (grid inputs); "
-             "modulation 'qpsk', '16qam' or '64qam'; cell_id 0..503 (pilots and data map); "
+             "modulation 'qpsk', '16qam' or '64qam'; cell_id 0..503 (pilots and data map) or "
+             "-1 (from the slots' cell_id tags); "
              "backend 'cpu', 'cuda' (RuntimeError without a CUDA device) or 'auto' (cuda "
              "where a device exists), for both stages; soft_output: float LLRs instead of "
              "bits (not for psd, fsd); deadline_us: psd search budget per slot in us (0: "

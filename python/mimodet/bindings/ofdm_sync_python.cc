@@ -22,13 +22,16 @@ void bind_ofdm_sync(py::module& m)
         "ofdm_sync",
         "LTE-style receiver synchronisation: PSS timing, CP CFO, SSS slot 0/10, "
         "sample-rate offset; n_rx streams in, n_rx CFO-corrected (and resampled) streams "
-        "out starting at a slot, 'slot' tags; see docs/SLOT_LAYOUT.md.")
+        "out starting at a slot, 'slot' tags; cell_id -1 searches the cell, tags it "
+        "('cell_id') and reports it on the 'cell_id' message port; see "
+        "docs/SLOT_LAYOUT.md.")
         .def(py::init(&ofdm_sync::make),
              py::arg("bandwidth_mhz"),
              py::arg("n_rx"),
              py::arg("cell_id"),
              "bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}, n_rx 1..8, cell_id 0..503 (the "
-             "cell whose PSS/SSS are searched); ValueError otherwise.")
+             "cell whose PSS/SSS are searched) or -1 (search the cell); ValueError "
+             "otherwise.")
         .def("cfo",
              &ofdm_sync::cfo,
              "Current CFO estimate in subcarrier spacings (15 kHz); 0 before the first lock.")
@@ -41,5 +44,9 @@ void bind_ofdm_sync(py::module& m)
              "- 1); 0 until the first PSS after the lock has been tracked.")
         .def("resampling",
              &ofdm_sync::resampling,
-             "Whether the output is resampled to remove the sample-rate offset.");
+             "Whether the output is resampled to remove the sample-rate offset.")
+        .def("cell_id",
+             &ofdm_sync::cell_id,
+             "The cell id followed: the given one, or the one found (-1 until the first "
+             "lock with cell search).");
 }
