@@ -14,11 +14,11 @@
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
 //    whatever the node counts. Nearly every vector ends here, with the CPU's node counts.
 //    One still running after k_se_first_nodes expanded nodes is queued: its best leaf so
-//    far bounds the rest of its search, and its subtrees two rows down become tasks.
+//    far bounds the rest of its search, and its subtrees one row down become tasks.
 //  waves (psd_se_wave_kernel, one launch per depth): tasks are subtree searches, one per
 //    thread, in the same one-step-per-iteration loop, pruning with their own radius and
 //    with the vector's bound, which every task lowers (atomicMin) when it finds a better
-//    leaf. A task still running after k_se_task_nodes nodes hands its subtrees two rows
+//    leaf. A task still running after k_se_task_nodes nodes hands its subtrees one row
 //    further down to the next wave. A near-singular channel, whose search can expand
 //    10^5-10^6 nodes, so spreads over the whole GPU within a few waves instead of
 //    holding one thread (and the launch) for milliseconds.
@@ -66,17 +66,21 @@ constexpr uint32_t k_se_check_evals = 512;
 constexpr uint32_t k_se_first_nodes = 128;
 //! Nodes a task may expand before it hands its subtrees on.
 constexpr uint32_t k_se_task_nodes = 128;
-//! Rows a task's subtrees reach below its root.
-constexpr int k_se_split_rows = 2;
-//! Tasks a wave holds per stream; when full, a task runs to its end instead of splitting.
-constexpr int k_se_task_capacity = 1 << 15;
+//! Rows a task's subtrees reach below its root: one row (|Omega| subtrees) spreads a
+//! search with the fewest restarts; a long one is split again in the next wave.
+constexpr int k_se_split_rows = 1;
+//! Tasks a wave holds per stream: at least this many, and k_se_tasks_per_vector per
+//! vector of the largest chunk. When full, a task runs to its end instead of splitting
+//! (slow, never wrong).
+constexpr size_t k_se_min_task_capacity = size_t(1) << 15;
+constexpr size_t k_se_tasks_per_vector = 2;
 //! Steps between two reads of the vector's shared bound.
 constexpr uint32_t k_se_bound_refresh = 16;
 
 //! What the kernels need to know of the system, computed once on the host.
 struct psd_se_layout {
     int nt, nrx, N, P, q, log2P;
-    int waves;       //!< wave launches: task depths first_depth, +k_se_split_rows, .. N-1
+    int waves;       //!< wave launches: task depths first_depth, first_depth + 1, .. N-1
     int first_depth; //!< depth of the first pass's tasks
     double inv_scale; //!< 1 / the constellation's scale
     double value[8];  //!< PAM levels, increasing
@@ -114,8 +118,9 @@ struct se_work {
     se_vector* vec;      //!< [n_vec of the chunk]
     int* queued;         //!< [n_vec]: vectors that left the first pass
     se_task* tasks[2];   //!< wave w reads tasks[w & 1], writes tasks[(w + 1) & 1]
-    se_result* results;  //!< k_se_task_capacity per wave
+    se_result* results;  //!< capacity per wave
     unsigned int* words; //!< counters, see se_word
+    unsigned int capacity; //!< entries of each task list
 };
 
 //! Counter words: the first pass's vector counter, the queue's and the results' lengths,
@@ -312,12 +317,12 @@ __device__ int se_subtrees(const psd_se_problem& pb,
     return count;
 }
 
-//! Reserves n entries of a list of k_se_task_capacity (never past it); -1 when full.
-__device__ inline int se_reserve(unsigned int* count, int n)
+//! Reserves n entries of a list of capacity entries (never past it); -1 when full.
+__device__ inline int se_reserve(unsigned int* count, int n, unsigned int capacity)
 {
     unsigned int old = *reinterpret_cast<volatile unsigned int*>(count);
     for (;;) {
-        if (old + static_cast<unsigned int>(n) > static_cast<unsigned int>(k_se_task_capacity))
+        if (old + static_cast<unsigned int>(n) > capacity)
             return -1;
         const unsigned int prev = atomicCAS(count, old, old + n);
         if (prev == old)
@@ -343,6 +348,7 @@ __device__ bool se_spread(const psd_se_problem& pb,
                           double bound,
                           se_task* out,
                           unsigned int* count,
+                          unsigned int capacity,
                           uint32_t& expanded,
                           uint32_t& evaluated)
 {
@@ -355,7 +361,7 @@ __device__ bool se_spread(const psd_se_problem& pb,
     evaluated += st.evaluated;
     if (n == 0)
         return true;
-    const int at = se_reserve(count, n);
+    const int at = se_reserve(count, n, capacity);
     if (at < 0)
         return false;
     psd_se_begin(pb, st, top, prefix, prefix_metric, bound);
@@ -458,7 +464,8 @@ __global__ void __launch_bounds__(k_se_threads)
         sv.first_key = best_key;
         se_copy<NMAX>(st.best, sv.first_best, N);
         if (!se_spread<NMAX>(pb, L.log2P, v, N, nullptr, 0.0, 0ull, L.first_depth, bound,
-                             W.tasks[0], W.words + se_wave_count(0), expanded, evaluated)) {
+                             W.tasks[0], W.words + se_wave_count(0), W.capacity, expanded,
+                             evaluated)) {
             // No room: this thread finishes the search itself.
             psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
             st.expanded = expanded;
@@ -563,7 +570,8 @@ __global__ void __launch_bounds__(k_se_threads)
             const double bound = se_double(sv.bound);
             const int to = min(task.depth + k_se_split_rows, N - 1);
             if (!se_spread<NMAX>(pb, L.log2P, task.v, N - task.depth, task.prefix, task.metric,
-                                 task.key, to, bound, out, out_count, expanded, evaluated)) {
+                                 task.key, to, bound, out, out_count, W.capacity, expanded,
+                                 evaluated)) {
                 // No room: this thread searches the subtree to its end, keeping its best.
                 uint8_t best[NMAX];
                 MIMODET_UNROLL
@@ -675,13 +683,6 @@ se_kernels se_pick(int N)
     return { psd_se_first_kernel<psd_se_max_n>, psd_se_wave_kernel<psd_se_max_n> };
 }
 
-//! A tuning constant, or the environment's value for measurements.
-uint32_t se_tuning(const char* name, uint32_t fallback)
-{
-    const char* v = std::getenv(name);
-    return v && *v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
-}
-
 class psd_se_cuda_detector : public cuda_batch_detector
 {
 public:
@@ -691,8 +692,8 @@ public:
           d_k(k),
           d_sorted(psd_uses_sorted_qr(cfg.sorted_qr, psd_cpu_tuned(cfg.n_tx))),
           d_budget_ns(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us))),
-          d_first_nodes(se_tuning("MIMODET_PSD_SE_FIRST_NODES", k_se_first_nodes)),
-          d_task_nodes(se_tuning("MIMODET_PSD_SE_TASK_NODES", k_se_task_nodes))
+          d_first_nodes(k_se_first_nodes),
+          d_task_nodes(k_se_task_nodes)
     {
         int dev = 0;
         MIMODET_CUDA_CHECK(cudaGetDevice(&dev));
@@ -701,10 +702,8 @@ public:
         int per_sm = 0;
         MIMODET_CUDA_CHECK(
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, d_k.first, k_se_threads, 0));
-        per_sm = std::min<int>(per_sm, se_tuning("MIMODET_PSD_SE_BLOCKS_PER_SM", per_sm));
         d_grid = static_cast<size_t>(std::max(per_sm, 1)) * prop.multiProcessorCount;
-        // Waves hold the few long searches' tasks: a thread each, taken from a counter.
-        d_wave_grid = std::min<size_t>(d_grid, static_cast<size_t>(4) * prop.multiProcessorCount);
+
         d_sms = prop.multiProcessorCount;
         d_words.reserve(static_cast<size_t>(k_streams_max) * k_se_words);
         if (d_budget_ns != 0) {
@@ -728,6 +727,11 @@ protected:
         d_perm.reserve(n_mat * k_psd_max_n);
         d_vec.reserve(std::max<size_t>(n_vec, 1));
         d_queued.reserve(std::max<size_t>(n_vec, 1));
+        // Chunks hold at most the whole batch.
+        d_capacity = std::max(d_capacity,
+                              std::max(k_se_min_task_capacity, k_se_tasks_per_vector * n_vec));
+        for (size_t i = 0; i < d_stream_of.size(); ++i)
+            reserve_tasks(static_cast<int>(i));
     }
 
     void launch(cudaStream_t s, const chunk& c) override
@@ -751,6 +755,7 @@ protected:
         W.tasks[1] = d_tasks[slot][1].get();
         W.results = d_results[slot].get();
         W.words = d_words.get() + static_cast<size_t>(slot) * k_se_words;
+        W.capacity = static_cast<unsigned int>(d_capacity);
         MIMODET_CUDA_CHECK(cudaMemsetAsync(W.words, 0, k_se_words * sizeof(unsigned int), s));
         if (d_budget_ns != 0) {
             // As psd_cuda.cu: chunk 0 zeroes the call's start word, the others wait.
@@ -770,7 +775,7 @@ protected:
                                                       d_budget_ns, d_call_start.get());
         MIMODET_CUDA_CHECK_LAUNCH();
         for (int w = 0; w < d_L.waves; ++w) {
-            d_k.wave<<<static_cast<unsigned>(d_wave_grid), k_se_threads, 0, s>>>(
+            d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
                 c.y, R, Qt, d_L, c.map, W, w, d_task_nodes, d_budget_ns, d_call_start.get());
             MIMODET_CUDA_CHECK_LAUNCH();
         }
@@ -796,10 +801,15 @@ private:
             throw std::logic_error("mimodet: psd cuda: more streams than scratch slots");
         const int i = static_cast<int>(d_stream_of.size());
         d_stream_of.push_back(s);
-        d_tasks[i][0].reserve(k_se_task_capacity);
-        d_tasks[i][1].reserve(k_se_task_capacity);
-        d_results[i].reserve(static_cast<size_t>(k_se_task_capacity) * d_L.waves);
+        reserve_tasks(i);
         return i;
+    }
+
+    void reserve_tasks(int i)
+    {
+        d_tasks[i][0].reserve(d_capacity);
+        d_tasks[i][1].reserve(d_capacity);
+        d_results[i].reserve(d_capacity * d_L.waves);
     }
 
     const psd_se_layout d_L;
@@ -807,7 +817,8 @@ private:
     const bool d_sorted;
     const unsigned long long d_budget_ns;
     const uint32_t d_first_nodes, d_task_nodes;
-    size_t d_grid = 0, d_wave_grid = 0;
+    size_t d_grid = 0;
+    size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
     int d_sms = 0;
     cudaEvent_t d_armed = nullptr;
     device_buffer<unsigned long long> d_call_start;

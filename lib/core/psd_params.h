@@ -20,9 +20,10 @@
 //         1 <= exp_x <= eval_x: how many of the best (sorted) partial vectors of level
 //         lvl_x are expanded together. There is no exp for the leaf level.
 //   eval_x = exp_(x-1) * |Omega|^(lvl_(x-1) - lvl_x) is the buffer size of level lvl_x.
-// Both empty: the depth-first set (psd_cpu_tuned: every level evaluated, exp all 1, a
-// Schnorr-Euchner search) with a sorted QR, on the CPU and on CUDA. The paper's sets
-// (Table 2, Table 5 and the H100-tuned Algorithm 3 sets) are given by value.
+// Both empty: the fastest exact setting of the backend. CPU: the depth-first set
+// (psd_cpu_tuned: every level evaluated, exp all 1, a Schnorr-Euchner search) on a sorted
+// QR. CUDA: psd_gpu_default. The paper's sets (Table 2, Table 5) and the H100-tuned
+// Algorithm 3 sets are given by value.
 
 #ifndef INCLUDED_MIMODET_CORE_PSD_PARAMS_H
 #define INCLUDED_MIMODET_CORE_PSD_PARAMS_H
@@ -90,8 +91,12 @@ bool psd_is_depth_first(const psd_params& p);
 //! sets keep the paper's plain QR by default.
 bool psd_uses_sorted_qr(int sorted_qr, const psd_params& p);
 
-//! User parameters (both empty: psd_cpu_tuned, the fastest exact setting of either
-//! backend) validated; throws std::invalid_argument.
+//! The CUDA default: the depth-first set (the SE kernels), except where Algorithm 3 with
+//! psd_gpu_presets()' set measured faster on an H100 (4x4 16QAM).
+psd_params psd_gpu_default(int n_tx, int omega);
+
+//! User parameters (both empty: psd_cpu_tuned, or psd_gpu_default for the CUDA backend)
+//! validated; throws std::invalid_argument.
 psd_params psd_resolve(const std::vector<int>& lvl,
                        const std::vector<int>& exp,
                        int n_tx,

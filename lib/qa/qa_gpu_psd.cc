@@ -48,8 +48,13 @@ detector::sptr make_psd(int n_tx,
 {
     detector_config c;
     c.backend = backend;
-    c.psd_lvl = p.lvl;
-    c.psd_exp = p.exp;
+    // "preset" (empty): the CPU runs the set the CUDA backend picks by default, so that
+    // decisions and node counts compare.
+    const psd_params q =
+        p.lvl.empty() ? core::psd_resolve({}, {}, n_tx, constellation::get(mod).pam_order(), true)
+                      : p;
+    c.psd_lvl = q.lvl;
+    c.psd_exp = q.exp;
     c.sorted_qr = sorted_qr;
     return qa::make("psd", n_tx, n_rx, mod, c);
 }
@@ -90,11 +95,13 @@ std::string name(int nt, int nr, modulation mod, const std::string& set, int sor
  * Those count a long search's work as spread over tasks, which depends on the schedule:
  * only short searches (fewer than 64 expanded nodes on the CPU) have the CPU's counts.
  */
-bool on_se_kernels(const psd_params& p, int n_tx)
+bool on_se_kernels(const psd_params& p, int n_tx, modulation mod)
 {
     const char* forced = std::getenv("MIMODET_PSD_KERNEL");
     const bool alg3 = forced && (std::string(forced) == "warp" || std::string(forced) == "block");
-    return !alg3 && core::psd_is_depth_first(p.lvl.empty() ? core::psd_cpu_tuned(n_tx) : p);
+    const int omega = constellation::get(mod).pam_order();
+    return !alg3 &&
+           core::psd_is_depth_first(p.lvl.empty() ? core::psd_resolve({}, {}, n_tx, omega, true) : p);
 }
 
 //! Node counts of vector v that must equal the CPU's (see on_se_kernels).
@@ -128,7 +135,7 @@ void expect_same_as_cpu(const qa::batch& b,
     EXPECT_EQ(qa::count_non_ml(b, g, c, 1e-9), 0) << what << ": GPU worse than CPU";
     EXPECT_EQ(qa::count_non_ml(b, c, g, 1e-9), 0) << what << ": CPU worse than GPU";
     size_t stats_differ = 0;
-    const bool se = on_se_kernels(p, b.n_tx);
+    const bool se = on_se_kernels(p, b.n_tx, b.mod);
     for (size_t v = 0; v < n_vec; ++v) {
         ASSERT_GE(sg[v].expanded, 1u) << what;
         if (counts_comparable(se, sc[v]))
@@ -391,7 +398,7 @@ TEST(gpu_psd, stats_match_cpu)
             b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), sg.data());
         cpu->detect_bits(
             b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), sc.data());
-        const bool se = on_se_kernels(s.params, 4);
+        const bool se = on_se_kernels(s.params, 4, modulation::qam16);
         for (int v = 0; v < 210; ++v) {
             if (!counts_comparable(se, sc[v]))
                 continue;
@@ -617,7 +624,7 @@ TEST(gpu_psd, kernel_variant_selection)
 TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
 {
     SKIP_WITHOUT_GPU();
-    // The default set runs on the SE kernels with the CPU's arithmetic and sorted QR: the
+    // The depth-first set runs on the SE kernels with the CPU's arithmetic and sorted QR: the
     // same decision for every vector, also for the long searches that the GPU spreads
     // over tasks (low SNR, 64QAM), ties included; the same node counts for the short ones
     // (the GPU counts a spread search's work, which depends on the schedule). 2, 4 and 8
@@ -635,8 +642,8 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
                              shape{ 8, modulation::qpsk, 0.0, 20.0, 100 } }) {
         const auto b = qa::make_batch(sh.nt, sh.nt, sh.mod, sh.n_mat, 7, sh.snr_lo, sh.snr_hi,
                                       1400 + sh.nt);
-        auto gpu = make_psd(sh.nt, sh.nt, sh.mod, "cuda");
-        auto cpu = make_psd(sh.nt, sh.nt, sh.mod, "cpu");
+        auto gpu = make_psd(sh.nt, sh.nt, sh.mod, "cuda", core::psd_cpu_tuned(sh.nt));
+        auto cpu = make_psd(sh.nt, sh.nt, sh.mod, "cpu", core::psd_cpu_tuned(sh.nt));
         const size_t n_vec = static_cast<size_t>(b.n_mat) * b.n_sym;
         std::vector<uint8_t> g(b.bits.size(), 7), c(b.bits.size());
         std::vector<vector_stats> sg(n_vec), sc(n_vec);

@@ -116,6 +116,11 @@ TEST(psd_params, defaults_and_cpu_tuned)
         EXPECT_FALSE(core::psd_uses_sorted_qr(0, r));
     }
     EXPECT_FALSE(core::psd_uses_sorted_qr(-1, core::psd_preset(2, 8)));
+    // CUDA at 4x4 16QAM: Algorithm 3's H100 set (measured faster there), on the plain QR.
+    const auto g44 = core::psd_resolve({}, {}, 4, 4, true);
+    EXPECT_EQ(g44.lvl, core::psd_gpu_preset(4, 4).lvl);
+    EXPECT_FALSE(core::psd_uses_sorted_qr(-1, g44));
+    EXPECT_TRUE(core::psd_is_depth_first(core::psd_resolve({}, {}, 4, 4, false)));
     EXPECT_TRUE(core::psd_uses_sorted_qr(1, core::psd_preset(2, 8)));
 }
 
