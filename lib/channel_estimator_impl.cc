@@ -6,6 +6,7 @@
  */
 
 #include "channel_estimator_impl.h"
+#include "core/pilot_ratio.h"
 #include "detector_block_common.h"
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimodet/lte_grid.h>
@@ -51,10 +52,11 @@ channel_estimator::sptr channel_estimator::make(double bandwidth_mhz,
                                                 int n_rx,
                                                 int cell_id,
                                                 int threads,
-                                                const std::string& backend)
+                                                const std::string& backend,
+                                                double pilot_ratio_db)
 {
     return gnuradio::make_block_sptr<channel_estimator_impl>(
-        bandwidth_mhz, n_tx, n_rx, cell_id, threads, backend);
+        bandwidth_mhz, n_tx, n_rx, cell_id, threads, backend, pilot_ratio_db);
 }
 
 channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
@@ -62,7 +64,8 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
                                                int n_rx,
                                                int cell_id,
                                                int threads,
-                                               const std::string& backend)
+                                               const std::string& backend,
+                                               double pilot_ratio_db)
     : gr::sync_block(
           "channel_estimator",
           gr::io_signature::make(checked_n_rx(n_rx),
@@ -79,7 +82,9 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
             n_rx,
             cell_id,
             4.7, // the core's default maximal delay spread (the normal CP)
-            estimator_threads("channel_estimator", threads, checked_n_tx(n_tx), checked_n_rx(n_rx))),
+            estimator_threads("channel_estimator", threads, checked_n_tx(n_tx), checked_n_rx(n_rx)),
+            core::pilot_ratio::checked_db(
+                pilot_ratio_db, "mimodet: channel_estimator", true)),
       d_slot_key(pmt::mp("slot")),
       d_grids(n_rx)
 {

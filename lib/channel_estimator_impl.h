@@ -27,7 +27,8 @@ public:
                            int n_rx,
                            int cell_id,
                            int threads,
-                           const std::string& backend);
+                           const std::string& backend,
+                           double pilot_ratio_db);
 
     int n_sc() const override { return d_est.n_sc(); }
     int threads() const override { return d_est.threads(); }
@@ -35,6 +36,7 @@ public:
     uint64_t slots_processed() const override { return d_slots.load(); }
     uint64_t bad_slots() const override { return d_bad.load(); }
     uint64_t untagged_slots() const override { return d_untagged.load(); }
+    double pilot_ratio_db() const override { return d_est.last_pilot_ratio_db(); }
 
     int work(int noutput_items,
              gr_vector_const_void_star& input_items,
