@@ -61,7 +61,7 @@ channel_estimation::channel_estimation(const lte_numerology& num,
       d_known_h_scale(
           d_estimate_ratio ? 1.0f
                            : static_cast<float>(1.0 / pilot_ratio::amplitude(pilot_ratio_db))),
-      d_last_ratio_db(d_estimate_ratio ? 0.0 : pilot_ratio_db),
+      d_last_ratio_db(pilot_ratio_db), // estimated: NaN until the first slot
       d_pool(threads >= 1 && threads <= 256
                  ? threads
                  : throw std::invalid_argument("mimodet: channel estimation threads must be "

@@ -157,7 +157,8 @@ public:
     double pilot_ratio_db() const { return d_pilot_ratio_db; }
     //! True where the pilot-to-data ratio is estimated per slot (from the grids).
     bool estimates_pilot_ratio() const { return d_estimate_ratio; }
-    //! The ratio (dB) the last estimated slot used: the known one, or the last estimate.
+    //! The ratio (dB) the last estimated slot used: the known one, or the last estimate
+    //! (NaN before the first).
     double last_pilot_ratio_db() const { return d_last_ratio_db.load(); }
 
     /*!

@@ -61,8 +61,10 @@ void compare(double mhz,
         std::vector<cf> Hc(cpu.h_size()), Hg(cpu.h_size(), cf(-7, -7));
         const float nvc = cpu.estimate(slots[i].ns, p.data(), Hc.data());
         const float nvg = gpu->estimate(slots[i].ns, p.data(), Hg.data());
-        if (cpu.estimates_pilot_ratio()) // the same host code on both sides
-            EXPECT_EQ(tables.last_pilot_ratio_db(), cpu.last_pilot_ratio_db()) << "slot " << i;
+        if (cpu.estimates_pilot_ratio()) // the same host code, on noise variances that
+                                         // differ by float rounding
+            EXPECT_NEAR(tables.last_pilot_ratio_db(), cpu.last_pilot_ratio_db(), 1e-5)
+                << "slot " << i;
         if (std::isnan(nvc)) {
             EXPECT_TRUE(std::isnan(nvg)) << "slot " << i;
             EXPECT_EQ(std::memcmp(Hc.data(), Hg.data(), Hc.size() * sizeof(cf)), 0)

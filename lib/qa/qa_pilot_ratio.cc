@@ -180,6 +180,7 @@ TEST(pilot_ratio, parameter_checks)
     EXPECT_EQ(known.last_pilot_ratio_db(), -3.0);
     core::channel_estimation estimated(num, 2, 2, 0, 4.7, 1, k_nan);
     EXPECT_TRUE(estimated.estimates_pilot_ratio());
+    EXPECT_TRUE(std::isnan(estimated.last_pilot_ratio_db())); // no slot yet
     EXPECT_THROW(estimated.h_scale(1, nullptr, 1.0), std::logic_error);
     // The known ratio's scale is 1 / amplitude, exactly 1 at 0 dB (today's H, bit for
     // bit).

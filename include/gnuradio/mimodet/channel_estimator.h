@@ -112,7 +112,7 @@ public:
     //! Items of input 0 that had no "slot" tag (ns taken from the previous slot).
     virtual uint64_t untagged_slots() const = 0;
     //! The pilot-to-data ratio (dB) the last slot was estimated with: the known one, or
-    //! with pilot_ratio_db NaN that slot's estimate.
+    //! with pilot_ratio_db NaN that slot's estimate (NaN before the first slot).
     virtual double pilot_ratio_db() const = 0;
 };
 

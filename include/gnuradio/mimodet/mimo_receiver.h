@@ -118,7 +118,8 @@ public:
     //! Slots in which the PSD deadline truncated at least one vector's search.
     virtual uint64_t truncated_slots() const = 0;
     //! The pilot-to-data ratio (dB) the last slot (of the first lane) was estimated with:
-    //! the known one, or with pilot_ratio_db NaN that slot's estimate.
+    //! the known one, or with pilot_ratio_db NaN that slot's estimate (NaN before the
+    //! first slot).
     virtual double pilot_ratio_db() const = 0;
 };
 

@@ -59,5 +59,5 @@ void bind_channel_estimator(py::module& m)
         .def("pilot_ratio_db",
              &channel_estimator::pilot_ratio_db,
              "The pilot-to-data ratio (dB) of the last slot: the known one, or with "
-             "pilot_ratio_db=nan that slot's estimate.");
+             "pilot_ratio_db=nan that slot's estimate (nan before the first slot).");
 }
