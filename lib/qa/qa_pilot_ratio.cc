@@ -219,6 +219,7 @@ TEST(pilot_ratio, estimate_across_ratios_and_snr)
         for (double snr : { 10.0, 30.0 }) {
             const auto r = run_link(
                 tx > 0 ? modulation::qam64 : modulation::qam16, tx, k_nan, snr, 10, 9);
+            print(tx > 0 ? "estimated ratio, 64QAM" : "estimated ratio, 16QAM", snr, r);
             EXPECT_NEAR(r.ratio_db, tx, 0.1) << tx << " dB at SNR " << snr;
             EXPECT_LT(r.ratio_sd, 0.25) << tx << " dB at SNR " << snr;
         }
