@@ -348,9 +348,11 @@ __device__ device_model decide_model(const device_model_args& a, int n_tx, filte
 }
 
 // One thread per element of H, (k * n_rx + r) * n_tx + t. The sum over the window runs
-// in the CPU's order (wiener_range: a += w_j * g_j, no fused multiply-add). With model
-// (non-null), each block's first thread decides the model and finds the filters (a few
-// us, where a kernel of its own would add a launch); block 0 writes it out. A slot that
+// in the CPU's order (wiener_range: a += w_j * g_j, no fused multiply-add), then the
+// mean-delay phase back times scale (channel_estimation::h_scale(), as the CPU's
+// std::polar(scale, phase)). With model (non-null), each block's first thread decides
+// the model and finds the filters (a few us, where a kernel of its own would add a
+// launch); block 0 writes it out. A slot that
 // is unusable or lacks a filter gets a zero H.
 __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
                                                           const device_model_args* model,
@@ -361,6 +363,7 @@ __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
                                                           const float* __restrict__ lst,
                                                           const double* __restrict__ pos_sc,
                                                           const double* __restrict__ theta_in,
+                                                          float scale,
                                                           float2* __restrict__ H,
                                                           int* __restrict__ nonfinite)
 {
@@ -395,7 +398,9 @@ __global__ void __launch_bounds__(kThreads) wiener_kernel(filter_set filters,
         ar = __fadd_rn(ar, __fmul_rn(wj, g[j * stride]));
         ai = __fadd_rn(ai, __fmul_rn(wj, g[j * stride + 1]));
     }
-    const float2 h = cmul_rn(make_float2(ar, ai), phasor(*theta_in, pos_sc[k]));
+    const float2 p = phasor(*theta_in, pos_sc[k]);
+    const float2 h = cmul_rn(make_float2(ar, ai),
+                             make_float2(__fmul_rn(scale, p.x), __fmul_rn(scale, p.y)));
     H[idx] = h;
     if (nonfinite && !(isfinite(h.x) && isfinite(h.y)))
         *nonfinite = 1; // the fused receiver flags the slot (the detector would have)
@@ -439,7 +444,9 @@ private:
      * The kernels and the model on stream s: CRS rows from y (antenna r at r * rows_len,
      * element e of the CRS tables at row_re[e]), H into dev_H; waits for the statistics
      * only. Returns the noise variance, NaN for an unusable slot (nothing enqueued then).
-     * flag: non-null, set where an H value is not finite. Timeline: d_t_stats, d_t_model.
+     * flag: non-null, set where an H value is not finite. host_grids: the slot's grids
+     * on the host (estimate()), from which an estimated pilot ratio is measured; null on
+     * the packed paths, which take a known ratio only. Timeline: d_t_stats, d_t_model.
      */
     double enqueue(int ns,
                    const float2* y,
@@ -447,7 +454,8 @@ private:
                    const int* row_re,
                    float2* dev_H,
                    int* flag,
-                   cudaStream_t s);
+                   cudaStream_t s,
+                   const cf* const* host_grids);
     struct device_filter {
         std::shared_ptr<const channel_estimation::wiener_filter> host;
         device_buffer<int> start;
@@ -463,6 +471,9 @@ private:
     float2* begin_packed(int ns, void* dev_packed, cudaStream_t s)
     {
         check_slot_index(ns);
+        if (d_cpu.estimates_pilot_ratio()) // the estimate reads the grids on the host
+            throw std::logic_error("mimodet: an estimated pilot ratio needs the host's "
+                                   "grids (estimate()), not a packed slot");
         MIMODET_CUDA_CHECK(cudaMemsetAsync(d_flag.get(), 0, sizeof(int), s));
         return static_cast<float2*>(dev_packed);
     }
@@ -684,7 +695,7 @@ float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
                                        d_stream));
     const int64_t t_gather = d_timeline ? call_timeline::now_ns() : 0;
     const double nv = enqueue(ns, d_y.get(), static_cast<int>(rows_len), d_row_re.get(),
-                              d_H.get(), nullptr, d_stream);
+                              d_H.get(), nullptr, d_stream, grids);
     if (std::isnan(nv))
         return d_cpu.estimate(ns, grids, H); // unusable slot: the CPU's NaN path, rare
     const int n_h = static_cast<int>(d_cpu.h_size());
@@ -710,7 +721,7 @@ float channel_estimation_cuda::estimate_packed(int ns, void* dev_packed, void* s
     float2* packed = begin_packed(ns, dev_packed, s);
     const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
     const double nv = enqueue(ns, packed, static_cast<int>(grid_len), d_re.get(),
-                              packed + d_n_rx * grid_len, d_flag.get(), s);
+                              packed + d_n_rx * grid_len, d_flag.get(), s, nullptr);
     if (std::isnan(nv))
         return std::numeric_limits<float>::quiet_NaN();
     MIMODET_CUDA_CHECK(
@@ -741,6 +752,7 @@ const float* channel_estimation_cuda::enqueue_packed(int ns, void* dev_packed, v
                                                                    d_lst.get(),
                                                                    d_pos_sc.get(),
                                                                    theta,
+                                                                   d_cpu.h_scale(ns, nullptr, 0),
                                                                    packed + d_n_rx * grid_len,
                                                                    d_flag.get());
     MIMODET_CUDA_CHECK_LAUNCH();
@@ -805,7 +817,8 @@ double channel_estimation_cuda::enqueue(int ns,
                                         const int* row_re,
                                         float2* dev_H,
                                         int* flag,
-                                        cudaStream_t s)
+                                        cudaStream_t s,
+                                        const cf* const* host_grids)
 {
     const int n_pairs = d_n_tx * d_n_rx;
     const double* theta = d_sums.get() + n_pairs * kPairSums + d_n_tx * kPortSums;
@@ -830,10 +843,14 @@ double channel_estimation_cuda::enqueue(int ns,
         fs.f[t] = device_filter_for(d_cpu.d_ports[static_cast<size_t>(ns) * d_n_tx + t].pattern,
                                     b_idx,
                                     snr_idx);
+    // begin_packed() refused an estimated ratio without host grids: h_scale() reads
+    // them only then.
+    const float scale = d_cpu.h_scale(ns, host_grids, nv);
     d_t_model = d_timeline ? call_timeline::now_ns() : 0;
     const int n_h = static_cast<int>(d_cpu.h_size());
     wiener_kernel<<<(n_h + kThreads - 1) / kThreads, kThreads, 0, s>>>(
-        fs, nullptr, d_n_tx, d_n_rx, d_n_sc, d_pm, d_lst.get(), d_pos_sc.get(), theta, dev_H, flag);
+        fs, nullptr, d_n_tx, d_n_rx, d_n_sc, d_pm, d_lst.get(), d_pos_sc.get(), theta, scale,
+        dev_H, flag);
     MIMODET_CUDA_CHECK_LAUNCH();
     return nv;
 }

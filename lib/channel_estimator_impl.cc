@@ -6,6 +6,7 @@
  */
 
 #include "channel_estimator_impl.h"
+#include "core/pilot_ratio.h"
 #include "detector_block_common.h"
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimodet/lte_grid.h>
@@ -51,10 +52,11 @@ channel_estimator::sptr channel_estimator::make(double bandwidth_mhz,
                                                 int n_rx,
                                                 int cell_id,
                                                 int threads,
-                                                const std::string& backend)
+                                                const std::string& backend,
+                                                double pilot_ratio_db)
 {
     return gnuradio::make_block_sptr<channel_estimator_impl>(
-        bandwidth_mhz, n_tx, n_rx, cell_id, threads, backend);
+        bandwidth_mhz, n_tx, n_rx, cell_id, threads, backend, pilot_ratio_db);
 }
 
 channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
@@ -62,7 +64,8 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
                                                int n_rx,
                                                int cell_id,
                                                int threads,
-                                               const std::string& backend)
+                                               const std::string& backend,
+                                               double pilot_ratio_db)
     : gr::sync_block(
           "channel_estimator",
           gr::io_signature::make(checked_n_rx(n_rx),
@@ -79,6 +82,8 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
       d_n_rx(checked_n_rx(n_rx)),
       d_threads(estimator_threads("channel_estimator", threads, d_n_tx, d_n_rx)),
       d_backend(checked_backend(backend)),
+      d_pilot_ratio_db(
+          core::pilot_ratio::checked_db(pilot_ratio_db, "mimodet: channel_estimator", true)),
       d_cell(checked_cell_id("channel_estimator", cell_id)),
       d_cell_key(pmt::mp("cell_id")),
       d_slot_key(pmt::mp("slot")),
@@ -102,7 +107,8 @@ void channel_estimator_impl::make_estimator(int cell_id)
         d_n_rx,
         cell_id,
         4.7, // the core's default maximal delay spread (the normal CP)
-        d_threads);
+        d_threads,
+        d_pilot_ratio_db);
     const std::string& backend = d_backend;
     if (backend != "cpu") {
         d_gpu = core::make_cuda_channel_estimation(*d_est);

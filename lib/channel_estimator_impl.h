@@ -28,7 +28,8 @@ public:
                            int n_rx,
                            int cell_id,
                            int threads,
-                           const std::string& backend);
+                           const std::string& backend,
+                           double pilot_ratio_db);
 
     int n_sc() const override { return d_est->n_sc(); }
     int threads() const override { return d_est->threads(); }
@@ -36,6 +37,7 @@ public:
     uint64_t slots_processed() const override { return d_slots.load(); }
     uint64_t bad_slots() const override { return d_bad.load(); }
     uint64_t untagged_slots() const override { return d_untagged.load(); }
+    double pilot_ratio_db() const override { return d_est->last_pilot_ratio_db(); }
 
     int work(int noutput_items,
              gr_vector_const_void_star& input_items,
@@ -47,6 +49,7 @@ private:
     const lte_numerology d_num;
     const int d_n_tx, d_n_rx, d_threads;
     const std::string d_backend;
+    const double d_pilot_ratio_db; //!< NaN: estimated per slot
     std::unique_ptr<core::channel_estimation> d_est;
     //! The GPU version (backend cuda), built on d_est's tables.
     std::unique_ptr<core::gpu_channel_estimation> d_gpu;

@@ -6,6 +6,7 @@
  */
 
 #include "mimo_receiver_impl.h"
+#include "core/pilot_ratio.h"
 #include "detector_block_common.h"
 #include <gnuradio/block_detail.h>
 #include <gnuradio/buffer.h>
@@ -40,7 +41,8 @@ mimo_receiver::sptr mimo_receiver::make(const std::string& algorithm,
                                         double deadline_us,
                                         int est_threads,
                                         bool time_domain,
-                                        int fft_backoff)
+                                        int fft_backoff,
+                                        double pilot_ratio_db)
 {
     const detector_config cfg = make_detector_block_config("mimo_receiver",
                                                            algorithm,
@@ -64,8 +66,9 @@ mimo_receiver::sptr mimo_receiver::make(const std::string& algorithm,
         throw std::invalid_argument("mimo_receiver: fft_backoff applies to time_domain "
                                     "input only (-1 for grids), got " +
                                     std::to_string(fft_backoff));
+    const double ratio = core::pilot_ratio::checked_db(pilot_ratio_db, "mimo_receiver", true);
     return gnuradio::make_block_sptr<mimo_receiver_impl>(
-        cfg, bandwidth_mhz, cell_id, soft_output, n_est, time_domain, fft_backoff);
+        cfg, bandwidth_mhz, cell_id, soft_output, n_est, time_domain, fft_backoff, ratio);
 }
 
 namespace {
@@ -83,7 +86,8 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                                        bool soft_output,
                                        int est_threads,
                                        bool time_domain,
-                                       int fft_backoff)
+                                       int fft_backoff,
+                                       double pilot_ratio_db)
     : gr::block("mimo_receiver",
                 gr::io_signature::make(
                     cfg.n_rx, cfg.n_rx, input_item_size(bandwidth_mhz, time_domain)),
@@ -102,6 +106,7 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
       d_num(lte_numerology::from_bandwidth(bandwidth_mhz)),
       d_est_threads(est_threads),
       d_backoff(time_domain ? std::optional<int>(fft_backoff) : std::nullopt),
+      d_pilot_ratio_db(pilot_ratio_db),
       d_cell(checked_cell_id("mimo_receiver", cell_id))
 {
     route_core_log();
@@ -109,7 +114,10 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
     // depend on it; no slot is received before).
     make_lanes(d_cell.automatic() ? 0 : cell_id);
     const bool gpu = d_lanes[0]->detection().det().backend() == "cuda";
-    if (gpu && !d_lanes[0]->fused())
+    if (gpu && d_lanes[0]->estimation().estimates_pilot_ratio())
+        d_logger->debug("estimated pilot ratio: measured from the grids on the host, "
+                        "so H goes through the host");
+    else if (gpu && !d_lanes[0]->fused())
         d_logger->warn("the GPU detector does not gather on its device for this "
                        "configuration: H goes through the host");
     d_max_per_slot = d_lanes[0]->detection().max_values_per_slot();
@@ -143,7 +151,7 @@ void mimo_receiver_impl::make_lanes(int cell_id)
     const bool gpu = first->backend() == "cuda";
     try {
         d_lanes.push_back(std::make_unique<core::slot_receiver>(
-            grid, d_cfg.n_rx, std::move(first), d_est_threads, gpu, d_backoff));
+            grid, d_cfg.n_rx, std::move(first), d_est_threads, gpu, d_backoff, d_pilot_ratio_db));
     } catch (const std::invalid_argument& e) { // the back-off, named as the block's
         throw std::invalid_argument(std::string("mimo_receiver: ") + e.what());
     }
@@ -152,7 +160,8 @@ void mimo_receiver_impl::make_lanes(int cell_id)
     if (gpu)
         for (int l = 1; l < receiver_gpu_lanes(); ++l)
             d_lanes.push_back(std::make_unique<core::slot_receiver>(
-                grid, d_cfg.n_rx, detector::make(d_cfg), d_est_threads, true, d_backoff));
+                grid, d_cfg.n_rx, detector::make(d_cfg), d_est_threads, true, d_backoff,
+                d_pilot_ratio_db));
     // The GPU buffers and the filters of a typical slot now rather than in the middle of
     // a stream.
     if (gpu)

@@ -32,7 +32,8 @@ public:
                        bool soft_output,
                        int est_threads,
                        bool time_domain,
-                       int fft_backoff);
+                       int fft_backoff,
+                       double pilot_ratio_db);
 
     int items_per_slot(int ns) const override;
     std::string backend() const override { return d_lanes[0]->detection().det().backend(); }
@@ -41,6 +42,10 @@ public:
     uint64_t untagged_slots() const override { return d_untagged.load(); }
     uint64_t truncated_slots() const override { return d_truncated.load(); }
     bool time_domain() const override { return d_time_domain; }
+    double pilot_ratio_db() const override
+    {
+        return d_lanes[0]->estimation().last_pilot_ratio_db();
+    }
 
     //! Time domain on the GPU: the input buffers page-locked for direct uploads.
     bool start() override;
@@ -93,6 +98,7 @@ private:
     const lte_numerology d_num;
     const int d_est_threads;
     const std::optional<int> d_backoff;
+    const double d_pilot_ratio_db; //!< NaN: estimated per slot
     slot_cell d_cell;      //!< the cell given, or of the slots' cell_id tags (cell_id -1)
     int d_lane_cell = -1;  //!< the cell the lanes are made for
     bool d_started = false;

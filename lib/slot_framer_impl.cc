@@ -6,6 +6,7 @@
  */
 
 #include "slot_framer_impl.h"
+#include "core/pilot_ratio.h"
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -36,15 +37,19 @@ gr::io_signature::sptr framer_output_signature(double bandwidth_mhz, int n_tx, b
     return gr::io_signature::make(n_tx, n_tx, sizeof(gr_complex) * vlen);
 }
 
-core::slot_mapper
-make_mapper(double bandwidth_mhz, int n_tx, const std::string& modulation, int cell_id)
+core::slot_mapper make_mapper(double bandwidth_mhz,
+                              int n_tx,
+                              const std::string& modulation,
+                              int cell_id,
+                              double pilot_ratio_db)
 {
     const auto num = lte_numerology::from_bandwidth(bandwidth_mhz);
     check_n_tx(n_tx);
     if (cell_id < 0 || cell_id > 503)
         throw std::invalid_argument("slot_framer: cell_id must be 0..503, got " +
                                     std::to_string(cell_id));
-    return core::slot_mapper(num, n_tx, parse_modulation(modulation), cell_id);
+    const double ratio = core::pilot_ratio::checked_db(pilot_ratio_db, "slot_framer", false);
+    return core::slot_mapper(num, n_tx, parse_modulation(modulation), cell_id, ratio);
 }
 
 int items_per_slot_of(const core::slot_mapper& m, bool freq)
@@ -58,21 +63,23 @@ slot_framer::sptr slot_framer::make(double bandwidth_mhz,
                                     int n_tx,
                                     const std::string& modulation,
                                     int cell_id,
-                                    bool freq_domain)
+                                    bool freq_domain,
+                                    double pilot_ratio_db)
 {
     return gnuradio::make_block_sptr<slot_framer_impl>(
-        bandwidth_mhz, n_tx, modulation, cell_id, freq_domain);
+        bandwidth_mhz, n_tx, modulation, cell_id, freq_domain, pilot_ratio_db);
 }
 
 slot_framer_impl::slot_framer_impl(double bandwidth_mhz,
                                    int n_tx,
                                    const std::string& modulation,
                                    int cell_id,
-                                   bool freq_domain)
+                                   bool freq_domain,
+                                   double pilot_ratio_db)
     : gr::block("slot_framer",
                 gr::io_signature::make(1, 1, sizeof(uint8_t)),
                 framer_output_signature(bandwidth_mhz, n_tx, freq_domain)),
-      d_mapper(make_mapper(bandwidth_mhz, n_tx, modulation, cell_id)),
+      d_mapper(make_mapper(bandwidth_mhz, n_tx, modulation, cell_id, pilot_ratio_db)),
       d_freq(freq_domain), d_n_tx(n_tx),
       d_items_per_slot(items_per_slot_of(d_mapper, freq_domain)),
       d_slot_key(pmt::mp("slot"))

@@ -25,13 +25,15 @@ public:
                      int n_tx,
                      const std::string& modulation,
                      int cell_id,
-                     bool freq_domain);
+                     bool freq_domain,
+                     double pilot_ratio_db);
 
     int bits_per_slot(int ns) const override;
     int items_per_slot() const override { return d_items_per_slot; }
     int vlen() const override { return d_freq ? d_mapper.grid_size() : 1; }
     uint64_t slots_sent() const override { return d_slots_sent.load(); }
     uint64_t invalid_bits() const override { return d_invalid.load(); }
+    double pilot_ratio_db() const override { return d_mapper.pilot_ratio_db(); }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,

@@ -7,6 +7,7 @@
 
 #include "channel_estimation.h"
 #include "channel_model.h"
+#include "pilot_ratio.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -48,11 +49,19 @@ channel_estimation::channel_estimation(const lte_numerology& num,
                                        int n_rx,
                                        int cell_id,
                                        double max_delay_us,
-                                       int threads)
+                                       int threads,
+                                       double pilot_ratio_db)
     : d_grid(num, n_tx, cell_id),
       d_n_tx(n_tx),
       d_n_rx(n_rx),
       d_max_delay_s(max_delay_us * 1e-6),
+      d_pilot_ratio_db(
+          pilot_ratio::checked_db(pilot_ratio_db, "mimodet: channel estimation", true)),
+      d_estimate_ratio(pilot_ratio::is_estimate(pilot_ratio_db)),
+      d_known_h_scale(
+          d_estimate_ratio ? 1.0f
+                           : static_cast<float>(1.0 / pilot_ratio::amplitude(pilot_ratio_db))),
+      d_last_ratio_db(pilot_ratio_db), // estimated: NaN until the first slot
       d_pool(threads >= 1 && threads <= 256
                  ? threads
                  : throw std::invalid_argument("mimodet: channel estimation threads must be "
@@ -421,6 +430,7 @@ struct wiener_input {
     size_t port_floats;       //!< floats per port in lst
     int n_sc;
     double theta;             //!< mean-delay phase slope
+    float scale;              //!< h_scale(): the pilots' channel to the data's
 };
 
 // Wiener filtering of subcarriers k0..k1-1 of every port, for NR receive antennas, with
@@ -442,7 +452,8 @@ wiener_range(const wiener_input& in, int k0, int k1, std::complex<float>* H)
     for (int k = k0; k < k1; k += KB) {
         const int nk = std::min(KB, k1 - k);
         for (int b = 0; b < nk; ++b)
-            rot[b] = std::polar(1.0f, static_cast<float>(in.theta * pos(k + b, in.n_sc)));
+            rot[b] =
+                std::polar(in.scale, static_cast<float>(in.theta * pos(k + b, in.n_sc)));
         for (int t = 0; t < n_tx; ++t) {
             const wiener_port& f = in.ports[t];
             const int M = f.M;
@@ -524,6 +535,46 @@ void wiener_dispatch(int n_rx, const wiener_input& in, int k0, int k1, std::comp
     }
 }
 } // namespace
+
+float channel_estimation::h_scale(int ns, const cf* const* grids, double nv) const
+{
+    if (!d_estimate_ratio)
+        return d_known_h_scale;
+    if (!grids)
+        throw std::logic_error("mimodet: an estimated pilot ratio needs the grids");
+    // Received power per port's CRS elements (only that port sends there) and over the
+    // data elements, each less the noise, summed over the antennas (and ports).
+    const auto& data = d_grid.data_elements(ns);
+    double pilots = 0.0, payload = 0.0;
+    for (int r = 0; r < d_n_rx; ++r) {
+        const cf* y = grids[r];
+        for (int t = 0; t < d_n_tx; ++t) {
+            const auto& crs = d_grid.crs_elements(ns, t);
+            double s = 0.0;
+            for (int e : crs)
+                s += std::norm(y[e]);
+            pilots += s / static_cast<double>(crs.size()) - nv;
+        }
+        double s = 0.0;
+        for (int e : data)
+            s += std::norm(y[e]);
+        payload += s / static_cast<double>(data.size()) - nv;
+    }
+    // Clamped to the range a known ratio may take; a slot with no power above the noise
+    // on one side gets that side's bound, one with none on either side (or non-finite
+    // data) 0 dB.
+    double ratio_db = 0.0;
+    if (pilots > 0.0 && payload > 0.0)
+        ratio_db = std::min(
+            pilot_ratio::k_max_db,
+            std::max(pilot_ratio::k_min_db, 10.0 * std::log10(pilots / payload)));
+    else if (payload > 0.0)
+        ratio_db = pilot_ratio::k_min_db;
+    else if (pilots > 0.0)
+        ratio_db = pilot_ratio::k_max_db;
+    d_last_ratio_db.store(ratio_db);
+    return static_cast<float>(1.0 / pilot_ratio::amplitude(ratio_db));
+}
 
 float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
 {
@@ -685,7 +736,9 @@ float channel_estimation::estimate(int ns, const cf* const* grids, cf* H) const
     wiener_port wp[4];
     for (int t = 0; t < d_n_tx; ++t)
         wp[t] = { filt[t]->M, filt[t]->start.data(), filt[t]->w.data() };
-    const wiener_input in{ wp, d_n_tx, d_lst.data(), Pm * d_pstride, n_sc, theta };
+    const wiener_input in{
+        wp, d_n_tx, d_lst.data(), Pm * d_pstride, n_sc, theta, h_scale(ns, grids, nv)
+    };
     const int chunk = std::max(16, (n_sc + 4 * d_pool.size() - 1) / (4 * d_pool.size()));
     const int n_chunks = (n_sc + chunk - 1) / chunk;
     d_pool.run(n_chunks, [&](int ci) {

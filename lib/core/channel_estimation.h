@@ -84,6 +84,28 @@ class channel_estimation_cuda; // cuda/channel_estimation_cuda.cu: the same meth
  * (and a NaN in H), and so do all-zero pilots (no signal): the detector block flags
  * such slots.
  *
+ * Pilot-to-data power ratio (docs/SLOT_LAYOUT.md): a transmitter may send the CRS with
+ * amplitude a = sqrt(10^(ratio / 10)) against the data's unit mean power. Everything
+ * above works on the pilots as received (LS against the unit CRS values, so the LS
+ * sees the channel a H): the noise variance is that of the grid elements whatever a, and
+ * the Wiener model's SNR is the pilots' own. Only the output is scaled: H = (Wiener
+ * output) / a, so the detectors see y = H x + n with E|x|^2 = 1. With the ratio known,
+ * 1 / a is a constant; with it estimated (pilot_ratio_db NaN), h_scale() measures a^2 per
+ * slot from the grids:
+ *   a^2 = sum_(r, t) (mean |Y_r|^2 over port t's CRS elements - nv)
+ *         / sum_r (mean |Y_r|^2 over the data elements - nv),
+ * i.e. the received pilot power per port over the received data power, both without
+ * the noise (nv: the slot's estimate above). At a port's CRS element only that port
+ * transmits, so the numerator is a^2 sum |H_rt|^2 at the pilots; the data elements carry
+ * sum_t |H_rt|^2 E|x|^2 with E|x|^2 = 1 for the random (scrambled) data of a slot; the
+ * pilots sample the same band as the data, so the channel cancels. Per slot its spread is
+ * 0.05-0.1 dB at 14-20 dB SNR, its bias below 0.1 dB (5 MHz, 2x4, EPA, -6..+9 dB:
+ * lib/qa/qa_pilot_ratio.cc). It assumes every data element of the slot is used: empty
+ * data elements (a partly allocated slot) would bias it up. The result is clamped to
+ * pilot_ratio::k_min_db..k_max_db (last_pilot_ratio_db()).
+ * The GPU version applies the same h_scale() (computed on the host) in its Wiener
+ * kernel.
+ *
  * Speed (docs/PERFORMANCE.md, "Channel estimation"): the per-slot work is split
  * into parallel phases on a persistent pool of threads - 1 workers (the caller is the
  * other): LS with the noise, power and mean-delay sums per (t, r) pair, then the
@@ -109,13 +131,17 @@ public:
      * spread of the Wiener smoother (b <= max_delay / 4).
      * \param threads threads that work on one slot, 1..256 (1: the caller alone; more:
      * threads - 1 workers started here, kept until destruction).
+     * \param pilot_ratio_db the transmitter's CRS-to-data power ratio in dB (0: pilots
+     * and data at the same power; -10..10 dB), or NaN to estimate it per slot (see
+     * above). std::invalid_argument otherwise.
      */
     channel_estimation(const lte_numerology& num,
                        int n_tx,
                        int n_rx,
                        int cell_id,
                        double max_delay_us = 4.7,
-                       int threads = 1);
+                       int threads = 1,
+                       double pilot_ratio_db = 0.0);
     ~channel_estimation();
     channel_estimation(const channel_estimation&) = delete;
     channel_estimation& operator=(const channel_estimation&) = delete;
@@ -128,6 +154,21 @@ public:
     size_t h_size() const { return static_cast<size_t>(n_sc()) * d_n_rx * d_n_tx; }
     //! Threads working on one slot (the constructor's threads).
     int threads() const { return d_pool.size(); }
+    //! The constructor's pilot_ratio_db (NaN: estimated per slot).
+    double pilot_ratio_db() const { return d_pilot_ratio_db; }
+    //! True where the pilot-to-data ratio is estimated per slot (from the grids).
+    bool estimates_pilot_ratio() const { return d_estimate_ratio; }
+    //! The ratio (dB) the last estimated slot used: the known one, or the last estimate
+    //! (NaN before the first).
+    double last_pilot_ratio_db() const { return d_last_ratio_db.load(); }
+
+    /*!
+     * The factor from the pilots' channel to the data's, 1 / a (see above), for slot ns
+     * with noise variance nv: the known ratio's (grids may then be null), or
+     * (estimates_pilot_ratio()) measured from the n_rx grids (std::logic_error where
+     * null). estimate() applies it; the GPU version calls it too.
+     */
+    float h_scale(int ns, const cf* const* grids, double nv) const;
 
     /*!
      * Estimates slot ns (0..19). grids[r] points to receive antenna r's grid, 7 * n_sc
@@ -227,6 +268,10 @@ private:
     lte_grid d_grid;
     int d_n_tx, d_n_rx;
     double d_max_delay_s;
+    double d_pilot_ratio_db;
+    bool d_estimate_ratio;
+    float d_known_h_scale; //!< 1 / a of the known ratio (1 where estimated)
+    mutable std::atomic<double> d_last_ratio_db; //!< read by other threads (getters)
     std::vector<const port_pilots*> d_patterns; //!< distinct pilot patterns
     mutable std::map<std::tuple<int, int, int>, std::shared_ptr<const wiener_filter>> d_filters;
     std::vector<port_pilots> d_ports; //!< [20][n_tx]

@@ -6,6 +6,7 @@
  */
 
 #include "slot_mapper.h"
+#include "pilot_ratio.h"
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -14,11 +15,17 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
-slot_mapper::slot_mapper(const lte_numerology& num, int n_tx, modulation mod, int cell_id)
+slot_mapper::slot_mapper(const lte_numerology& num,
+                         int n_tx,
+                         modulation mod,
+                         int cell_id,
+                         double pilot_ratio_db)
     : d_grid(num, n_tx, cell_id), d_n_tx(n_tx),
       d_q(constellation::get(mod).bits_per_symbol()),
-      d_grid_size(lte_numerology::symbols_per_slot * num.n_sc), d_bits_per_frame(0)
+      d_grid_size(lte_numerology::symbols_per_slot * num.n_sc), d_bits_per_frame(0),
+      d_pilot_ratio_db(pilot_ratio::checked_db(pilot_ratio_db, "slot_mapper", false))
 {
+    const float crs_amp = static_cast<float>(pilot_ratio::amplitude(d_pilot_ratio_db));
     const auto& c = constellation::get(mod);
     d_points.reserve(c.order());
     for (const auto& p : c.points())
@@ -33,7 +40,7 @@ slot_mapper::slot_mapper(const lte_numerology& num, int n_tx, modulation mod, in
             cf* g =
                 d_template.data() + (static_cast<size_t>(ns) * n_tx + t) * d_grid_size;
             for (int idx : d_grid.crs_elements(ns, t))
-                g[idx] = d_grid.crs_value(ns, t, idx / n_sc, idx % n_sc);
+                g[idx] = crs_amp * d_grid.crs_value(ns, t, idx / n_sc, idx % n_sc);
             if (t == 0 && lte_grid::has_sync(ns)) {
                 const auto& pss = d_grid.pss();
                 const auto& sss = d_grid.sss(ns);

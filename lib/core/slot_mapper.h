@@ -30,9 +30,18 @@ class MIMODET_API slot_mapper
 public:
     using cf = std::complex<float>;
 
-    //! Validates n_tx (1, 2, 4) and cell_id (0..503) through lte_grid; throws
-    //! std::invalid_argument.
-    slot_mapper(const lte_numerology& num, int n_tx, modulation mod, int cell_id);
+    /*!
+     * Validates n_tx (1, 2, 4) and cell_id (0..503) through lte_grid, and
+     * pilot_ratio_db (finite, -10..10 dB: pilot_ratio.h); throws std::invalid_argument.
+     * \param pilot_ratio_db CRS energy per element over the data's mean energy (dB): the
+     * CRS values are multiplied by sqrt(10^(pilot_ratio_db / 10)), the data keep unit
+     * mean power (no renormalisation, so the SNR per data element is unchanged).
+     */
+    slot_mapper(const lte_numerology& num,
+                int n_tx,
+                modulation mod,
+                int cell_id,
+                double pilot_ratio_db = 0.0);
 
     const lte_numerology& numerology() const { return d_grid.numerology(); }
     const lte_grid& grid_map() const { return d_grid; }
@@ -46,6 +55,8 @@ public:
     int bits_per_slot(int ns) const { return n_data(ns) * d_n_tx * d_q; }
     //! Bits of a whole 20-slot frame.
     long bits_per_frame() const { return d_bits_per_frame; }
+    //! The constructor's pilot_ratio_db.
+    double pilot_ratio_db() const { return d_pilot_ratio_db; }
 
     /*!
      * \brief Builds the n_tx grids of slot ns (0..19) from bits_per_slot(ns) bits.
@@ -53,7 +64,8 @@ public:
      * grids[t] points to grid_size() elements (element l * n_sc + k). Data element j of
      * lte_grid::data_elements(ns) gets on port t the 36.211 symbol of bits
      * [(j n_tx + t) q, (j n_tx + t + 1) q), b0 first (most significant label bit); each
-     * port's CRS elements carry lte_grid::crs_value, port 0 carries PSS/SSS in slots 0
+     * port's CRS elements carry lte_grid::crs_value times the pilot amplitude
+     * sqrt(10^(pilot_ratio_db / 10)), port 0 carries PSS/SSS in slots 0
      * and 10, every other element (empty, guard, another port's sync) is zero.
      *
      * Only the low bit of each byte is used; the return value counts the bytes that
@@ -72,6 +84,7 @@ private:
     lte_grid d_grid;
     int d_n_tx, d_q, d_grid_size;
     long d_bits_per_frame;
+    double d_pilot_ratio_db;
     std::vector<cf> d_points;   //!< constellation points by label, single precision
     std::vector<cf> d_template; //!< [20][n_tx][7 n_sc]: everything but the data
 };

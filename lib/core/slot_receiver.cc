@@ -21,18 +21,21 @@ slot_receiver::slot_receiver(const lte_grid& grid,
                              detector::sptr det,
                              int est_threads,
                              bool gpu_estimation,
-                             std::optional<int> time_domain_backoff)
+                             std::optional<int> time_domain_backoff,
+                             double pilot_ratio_db)
     : d_est(grid.numerology(),
             grid.n_ports(),
             n_rx,
             grid.cell_id(),
             4.7, // the estimator's default maximal delay spread (the normal CP)
-            est_threads),
+            est_threads,
+            pilot_ratio_db),
       d_det(grid, n_rx, std::move(det))
 {
     if (gpu_estimation)
         d_gpu = make_cuda_channel_estimation(d_est);
-    d_fused = d_gpu && d_det.device_gather();
+    // An estimated pilot ratio is measured from the host's grids (h_scale()).
+    d_fused = d_gpu && d_det.device_gather() && !d_est.estimates_pilot_ratio();
     d_H.resize(d_est.h_size());
     if (time_domain_backoff) {
         d_ofdm = std::make_unique<ofdm_demodulation>(

@@ -56,14 +56,18 @@ public:
      * time_domain_backoff: where set, the receiver also takes time-domain slots
      * (receive_time_bits / receive_time_llr), demodulated with this FFT back-off
      * (ofdm_demodulation: -1 default, compensated; std::invalid_argument outside
-     * -1..cp_other), on the GPU where fused.
+     * -1..cp_other), on the GPU where fused; pilot_ratio_db: the estimator's
+     * (channel_estimation: the transmitter's pilot-to-data ratio in dB, NaN to estimate
+     * it; an estimated ratio is measured from the grids on the host, so the receiver is
+     * then not fused: the GPU estimator, where used, takes the host's grids).
      */
     slot_receiver(const lte_grid& grid,
                   int n_rx,
                   detector::sptr det,
                   int est_threads,
                   bool gpu_estimation,
-                  std::optional<int> time_domain_backoff = std::nullopt);
+                  std::optional<int> time_domain_backoff = std::nullopt,
+                  double pilot_ratio_db = 0.0);
     ~slot_receiver();
 
     const slot_detection& detection() const { return d_det; }

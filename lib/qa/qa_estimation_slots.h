@@ -30,7 +30,8 @@ struct test_slot {
 
 //! Random slots: a channel with a random delay profile (up to taps spread over
 //! max_ns) per slot, CRS and QPSK data on every port, AWGN at snr_db (per slot: uniform
-//! in [snr_db, snr_db + snr_spread]); snr_db = inf: no noise.
+//! in [snr_db, snr_db + snr_spread]); snr_db = inf: no noise. The CRS are sent at
+//! pilot_ratio_db above the data (docs/SLOT_LAYOUT.md).
 inline std::vector<test_slot> make_slots(const lte_numerology& num,
                                   int n_tx,
                                   int n_rx,
@@ -39,8 +40,10 @@ inline std::vector<test_slot> make_slots(const lte_numerology& num,
                                   double snr_db,
                                   double snr_spread,
                                   double max_ns,
-                                  unsigned seed)
+                                  unsigned seed,
+                                  double pilot_ratio_db = 0.0)
 {
+    const float crs_amp = static_cast<float>(std::pow(10.0, pilot_ratio_db / 20));
     lte_grid grid(num, n_tx, cell_id);
     std::mt19937 rng(seed);
     std::normal_distribution<double> g(0.0, std::sqrt(0.5));
@@ -75,7 +78,7 @@ inline std::vector<test_slot> make_slots(const lte_numerology& num,
             for (int re : grid.data_elements(ns))
                 x[t][re] = std::complex<float>(u(rng) < 0.5 ? q : -q, u(rng) < 0.5 ? q : -q);
             for (int re : grid.crs_elements(ns, t))
-                x[t][re] = grid.crs_value(ns, t, re / n_sc, re % n_sc);
+                x[t][re] = crs_amp * grid.crs_value(ns, t, re / n_sc, re % n_sc);
         }
         test_slot ts{ ns, std::vector<std::vector<std::complex<float>>>(n_rx, std::vector<std::complex<float>>(7 * n_sc)) };
         const double sd = std::sqrt(nv);

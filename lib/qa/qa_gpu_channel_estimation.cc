@@ -40,11 +40,16 @@ constexpr double k_rounding = 1e-5;
 // filters' difference, far below the estimation error. Such slots must stay rare.
 constexpr double k_neighbour = 0.05;
 
-void compare(double mhz, int n_tx, int n_rx, int cell_id, const std::vector<test_slot>& slots)
+void compare(double mhz,
+             int n_tx,
+             int n_rx,
+             int cell_id,
+             const std::vector<test_slot>& slots,
+             double pilot_ratio_db = 0.0)
 {
     const auto num = lte_numerology::from_bandwidth(mhz);
-    core::channel_estimation cpu(num, n_tx, n_rx, cell_id, 4.7, 1);
-    core::channel_estimation tables(num, n_tx, n_rx, cell_id, 4.7, 1);
+    core::channel_estimation cpu(num, n_tx, n_rx, cell_id, 4.7, 1, pilot_ratio_db);
+    core::channel_estimation tables(num, n_tx, n_rx, cell_id, 4.7, 1, pilot_ratio_db);
     auto gpu = core::make_cuda_channel_estimation(tables);
     ASSERT_TRUE(gpu);
     size_t exact = 0, total = 0, neighbour = 0;
@@ -56,6 +61,10 @@ void compare(double mhz, int n_tx, int n_rx, int cell_id, const std::vector<test
         std::vector<cf> Hc(cpu.h_size()), Hg(cpu.h_size(), cf(-7, -7));
         const float nvc = cpu.estimate(slots[i].ns, p.data(), Hc.data());
         const float nvg = gpu->estimate(slots[i].ns, p.data(), Hg.data());
+        if (cpu.estimates_pilot_ratio()) // the same host code, on noise variances that
+                                         // differ by float rounding
+            EXPECT_NEAR(tables.last_pilot_ratio_db(), cpu.last_pilot_ratio_db(), 1e-5)
+                << "slot " << i;
         if (std::isnan(nvc)) {
             EXPECT_TRUE(std::isnan(nvg)) << "slot " << i;
             EXPECT_EQ(std::memcmp(Hc.data(), Hg.data(), Hc.size() * sizeof(cf)), 0)
@@ -104,6 +113,28 @@ TEST(gpu_channel_estimation, random_slots_all_sizes)
                 compare(mhz, n_tx, n_rx, 17,
                         make_slots(num, n_tx, n_rx, 17, 40, 0.0, 30.0, 3000.0, 11 * n_tx + n_rx));
             }
+}
+
+TEST(gpu_channel_estimation, pilot_ratio_known_and_estimated)
+{
+    // Boosted pilots (+6 dB) and weaker ones (-3 dB): the GPU scales H as the CPU does,
+    // with the ratio known and estimated (h_scale(), computed on the host for both).
+    QA_SKIP_WITHOUT_GPU();
+    const auto num = lte_numerology::from_bandwidth(5.0);
+    for (double db : { 6.0, -3.0 }) {
+        const auto slots = make_slots(num, 2, 4, 3, 40, 0.0, 30.0, 2000.0, 31, db);
+        compare(5.0, 2, 4, 3, slots, db);
+        compare(5.0, 2, 4, 3, slots, std::numeric_limits<double>::quiet_NaN());
+    }
+    const auto slots4 = make_slots(lte_numerology::from_bandwidth(1.4), 4, 4, 5, 20, 10.0, 20.0, 1000.0, 32, 3.0);
+    compare(1.4, 4, 4, 5, slots4, 3.0);
+    compare(1.4, 4, 4, 5, slots4, std::numeric_limits<double>::quiet_NaN());
+    // The packed (fused) paths take a known ratio only: the estimate reads host grids.
+    core::channel_estimation est(num, 2, 2, 1, 4.7, 1, std::numeric_limits<double>::quiet_NaN());
+    auto gpu = core::make_cuda_channel_estimation(est);
+    ASSERT_TRUE(gpu);
+    EXPECT_THROW(gpu->estimate_packed(1, nullptr, nullptr), std::logic_error);
+    EXPECT_THROW(gpu->enqueue_packed(1, nullptr, nullptr), std::logic_error);
 }
 
 TEST(gpu_channel_estimation, every_bandwidth_and_eight_antennas)

@@ -107,6 +107,23 @@ TEST(gpu_slot_receiver, small_sizes_match_the_chain)
     }
 }
 
+TEST(gpu_slot_receiver, pilot_ratio_known_fused_and_estimated)
+{
+    // +3 dB pilots: with the ratio known the fused path scales H on the device as the
+    // chain does; estimated, the receiver takes the host's grids (not fused) and still
+    // matches the chain.
+    QA_SKIP_WITHOUT_GPU();
+    const auto slots = qa::make_slots(
+        lte_numerology::from_bandwidth(5), 2, 4, 5, 20, 10.0, 20.0, 1000.0, 51, 3.0);
+    for (double db : { 3.0, std::numeric_limits<double>::quiet_NaN() })
+        for (const char* alg : { "mmse", "fsd" }) {
+            qa::receiver_case c{ 5, 2, 4, 5, modulation::qam64, alg, "cuda" };
+            c.pilot_ratio_db = db;
+            const auto n = compare_with_chain(c, slots);
+            EXPECT_EQ(n.bad, 0u) << alg << " " << db;
+        }
+}
+
 TEST(gpu_slot_receiver, filters_decided_on_the_device)
 {
     // The fused path decides each slot's model on the device and runs a slot again where

@@ -227,6 +227,41 @@ TEST(slot_mapper, crs_per_port_and_sync_positions)
     EXPECT_NE(g.sss(0), g.sss(10));
 }
 
+TEST(slot_mapper, pilot_ratio_scales_the_crs_only)
+{
+    // pilot_ratio_db: every CRS element times sqrt(10^(ratio/10)); data, sync and empty
+    // elements as at 0 dB (the data keep unit power: no renormalisation).
+    const auto num = lte_numerology::from_bandwidth(3);
+    const slot_mapper plain(num, 4, modulation::qam64, 11);
+    std::mt19937 rng(8);
+    for (double db : { 3.0, -3.0, 6.0 }) {
+        const slot_mapper boosted(num, 4, modulation::qam64, 11, db);
+        EXPECT_EQ(boosted.pilot_ratio_db(), db);
+        const float amp = static_cast<float>(std::sqrt(std::pow(10.0, db / 10)));
+        for (int ns : { 0, 7 }) {
+            const auto bits = random_bits(plain.bits_per_slot(ns), rng);
+            slot_grids a(4, plain.grid_size()), b(4, plain.grid_size());
+            plain.map(ns, bits.data(), a.ptr.data());
+            boosted.map(ns, bits.data(), b.ptr.data());
+            for (int t = 0; t < 4; ++t) {
+                std::vector<bool> crs(plain.grid_size(), false);
+                for (int idx : plain.grid_map().crs_elements(ns, t))
+                    crs[idx] = true;
+                for (int e = 0; e < plain.grid_size(); ++e) {
+                    if (crs[e]) {
+                        EXPECT_NEAR(std::abs(b.g[t][e]), amp, 1e-5f * amp);
+                        EXPECT_NEAR(std::abs(b.g[t][e] - amp * a.g[t][e]), 0.0f, 1e-6f);
+                    } else {
+                        EXPECT_EQ(b.g[t][e], a.g[t][e]) << "t " << t << " element " << e;
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_THROW(slot_mapper(num, 2, modulation::qpsk, 0, 10.5), std::invalid_argument);
+    EXPECT_THROW(slot_mapper(num, 2, modulation::qpsk, 0, std::nan("")), std::invalid_argument);
+}
+
 TEST(slot_mapper, invalid_bytes_counted_and_low_bit_used)
 {
     const auto num = lte_numerology::from_bandwidth(1.4);

@@ -12,6 +12,7 @@
 #include "qa_slot_receiver_common.h"
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gtest/gtest.h>
+#include <limits>
 
 using namespace gr::mimodet;
 using qa::compare_with_chain;
@@ -30,6 +31,16 @@ TEST(slot_receiver, every_algorithm_matches_the_chain)
     }
     for (const char* alg : { "zf", "mmse", "sfsd", "mtt" })
         compare_with_chain({ 1.4, 2, 2, 7, modulation::qam64, alg, "cpu", true }, slots2);
+}
+
+TEST(slot_receiver, pilot_ratio_known_and_estimated_match_the_chain)
+{
+    const auto slots = qa::make_slots(lte_numerology::from_bandwidth(1.4), 2, 2, 7, 6, 15.0, 10.0, 1000.0, 23, 6.0);
+    for (double db : { 6.0, std::numeric_limits<double>::quiet_NaN() }) {
+        receiver_case c{ 1.4, 2, 2, 7, modulation::qam16, "mmse", "cpu" };
+        c.pilot_ratio_db = db;
+        EXPECT_EQ(compare_with_chain(c, slots).bad, 0u) << db;
+    }
 }
 
 TEST(slot_receiver, bad_slots_match_the_chain)

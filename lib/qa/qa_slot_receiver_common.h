@@ -38,6 +38,7 @@ struct receiver_case {
     std::string algorithm;
     std::string backend; //!< "cpu" or "cuda" (both stages)
     bool llr = false;    //!< soft detectors: LLRs instead of bits
+    double pilot_ratio_db = 0.0; //!< the estimator's (NaN: estimated)
 };
 
 inline detector_config receiver_config(const receiver_case& c)
@@ -71,14 +72,17 @@ inline chain_counts compare_with_chain(const receiver_case& c, const std::vector
     const auto num = lte_numerology::from_bandwidth(c.mhz);
     const lte_grid grid(num, c.n_tx, c.cell_id);
     const bool gpu = c.backend == "cuda";
-    core::slot_receiver rx(grid, c.n_rx, detector::make(receiver_config(c)), 1, gpu);
+    core::slot_receiver rx(
+        grid, c.n_rx, detector::make(receiver_config(c)), 1, gpu, std::nullopt, c.pilot_ratio_db);
     if (gpu) {
         EXPECT_TRUE(rx.gpu_estimation());
-        EXPECT_EQ(rx.fused(), rx.detection().device_gather());
+        // An estimated pilot ratio is measured on the host's grids: not fused then.
+        EXPECT_EQ(rx.fused(),
+                  rx.detection().device_gather() && !std::isnan(c.pilot_ratio_db));
     } else {
         EXPECT_FALSE(rx.fused());
     }
-    core::channel_estimation est(num, c.n_tx, c.n_rx, c.cell_id, 4.7, 1);
+    core::channel_estimation est(num, c.n_tx, c.n_rx, c.cell_id, 4.7, 1, c.pilot_ratio_db);
     std::unique_ptr<core::gpu_channel_estimation> gpu_est;
     if (gpu)
         gpu_est = core::make_cuda_channel_estimation(est);

@@ -226,7 +226,8 @@ class link(object):
 def build_link(bandwidth, antennas, modulation, detector, backend, channel, snr_db, slots,
                seed, domain="time", cfo=0.0, timing_offset=0, perfect_csi=False,
                cell_id=1, doppler_hz=-1.0, n_rx=None, keep_bits=False, keep_h=False,
-               pad_slots=None, **detector_params):
+               pad_slots=None, pilot_ratio_db=0.0, rx_pilot_ratio_db=None,
+               **detector_params):
     """Build the loopback link; returns a `link` (unpacks as tb, tx_sink, rx_sink, ber).
 
     bandwidth   MHz: 1.4, 3, 5, 10, 15, 20
@@ -246,6 +247,9 @@ def build_link(bandwidth, antennas, modulation, detector, backend, channel, snr_
                 in the counter (memory: one byte per bit)
     keep_h      frequency domain: sinks of the true and estimated H and the estimated
                 noise_var (link.h_nmse())
+    pilot_ratio_db     the framer's pilot-to-data power ratio (dB)
+    rx_pilot_ratio_db  the estimator's: None (default) the framer's, a value in dB, or
+                float('nan') to estimate it
     detector_params  passed to mimo_detector (soft detectors run with soft_output=False):
                 lvl, exp, T, niter, sorted_qr, llr_clip, threads
     """
@@ -272,7 +276,8 @@ def build_link(bandwidth, antennas, modulation, detector, backend, channel, snr_
     num = lte_numerology.from_bandwidth(bandwidth)
     n_sc = num.n_sc
 
-    framer = slot_framer(bandwidth, n_tx, modulation, cell_id, freq)
+    framer = slot_framer(bandwidth, n_tx, modulation, cell_id, freq, float(pilot_ratio_db))
+    rx_ratio = float(pilot_ratio_db if rx_pilot_ratio_db is None else rx_pilot_ratio_db)
     bps = [framer.bits_per_slot(ns) for ns in range(20)]
     if pad_slots is None:
         # Time domain: flush the timing offset (the channel is a sync block: its last
@@ -324,11 +329,11 @@ def build_link(bandwidth, antennas, modulation, detector, backend, channel, snr_
         tb.connect(nv_src, (det, n_rx + 1))
         if keep_h:
             # The estimator still runs beside, for the NMSE.
-            est = channel_estimator(bandwidth, n_tx, n_rx, cell_id)
+            est = channel_estimator(bandwidth, n_tx, n_rx, cell_id, pilot_ratio_db=rx_ratio)
             for r in range(n_rx):
                 tb.connect((grid_src, r), (est, r))
     else:
-        est = channel_estimator(bandwidth, n_tx, n_rx, cell_id)
+        est = channel_estimator(bandwidth, n_tx, n_rx, cell_id, pilot_ratio_db=rx_ratio)
         for r in range(n_rx):
             tb.connect((grid_src, r), (est, r))
         tb.connect((est, 0), (det, n_rx))
@@ -346,7 +351,9 @@ def build_link(bandwidth, antennas, modulation, detector, backend, channel, snr_
                   detector=detector, backend=backend, channel=channel, snr_db=snr_db,
                   slots=slots, seed=seed, domain=domain, cfo=cfo,
                   timing_offset=timing_offset, perfect_csi=perfect_csi, cell_id=cell_id,
-                  doppler_hz=doppler_hz, detector_params=dict(detector_params))
+                  doppler_hz=doppler_hz, pilot_ratio_db=pilot_ratio_db,
+                  rx_pilot_ratio_db=rx_pilot_ratio_db,
+                  detector_params=dict(detector_params))
     return link(tb=tb, tx_sink=tx_sink, rx_sink=rx_sink, framer=framer, channel=chan,
                 sync=sync, demod=demod, estimator=est, detector=det, tx_bits=tx_bits,
                 n_slots=slots, n_sent=n_sent, bits_per_slot=bps, h_true_sink=h_true_sink,

@@ -537,7 +537,8 @@ class qa_examples(gr_unittest.TestCase):
             cmake = f.read()
         self.assertIn("gnuradio-mimodet", cmake)
         # C++ string literals, bools and vectors where GRC holds Python values.
-        self.assertIn('gr::mimodet::slot_framer::make(bandwidth, 2, "qpsk", 1, true)', src)
+        self.assertIn('gr::mimodet::slot_framer::make(bandwidth, 2, "qpsk", 1, true, '
+                      'static_cast<double>(0))', src)
         self.assertIn('gr::mimodet::mimo_channel::make(2, 2, "epa", 40, bandwidth, (-1), '
                       '0, 0, true, 3)', src)
         self.assertIn('mimo_detector::make("ml", bandwidth, 2, 2, "qpsk", 1, "cpu", true, '

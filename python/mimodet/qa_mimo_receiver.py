@@ -577,6 +577,10 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         "rx_sfsd": (dict(algorithm="'sfsd'", soft_output="True", T=1, niter=3,
                          llr_clip=20), True),
         "rx_mmse": (dict(algorithm="'mmse'", soft_output="False"), False),
+        # The pilot ratio estimated (the chain's estimator takes it as known, 0 dB: the
+        # bits are compared with the transmitted ones only).
+        "rx_est": (dict(algorithm="'mmse'", soft_output="False",
+                        estimate_pilot_ratio="True"), False),
     }
 
     def _graph(self, lang):
@@ -587,7 +591,8 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             p.update(extra)
             blks.append((name, "mimodet_mimo_receiver", p))
             # The chain with the same detector parameters.
-            dp = {k: v for k, v in p.items() if k != "est_threads"}
+            dp = {k: v for k, v in p.items()
+                  if k not in ("est_threads", "estimate_pilot_ratio")}
             blks.append((name + "_det", "mimodet_mimo_detector", dp))
             for n in (name, name + "_det"):
                 blks.append((n + "_out", "blocks_vector_sink_x",
@@ -615,7 +620,9 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         self.assertIn("mimodet.mimo_receiver('psd', bandwidth, 2, 2, 'qpsk', 1, 'cpu', "
                       "soft_output=False, lvl=[5, 3, 1], exp=[1, 4], T=(-1), niter=(-1), "
                       "sorted_qr=1, llr_clip=0, threads=1, llr_scaled=True, deadline_us=0, "
-                      "est_threads=2, time_domain=False, fft_backoff=(-1))", src)
+                      "est_threads=2, time_domain=False, fft_backoff=(-1), pilot_ratio_db=0)",
+                      src)
+        self.assertIn("fft_backoff=(-1), pilot_ratio_db=float('nan'))", src)
         code = textwrap.dedent("""
             import json, sys
             sys.path.insert(0, %r)
@@ -639,7 +646,8 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         for name, (extra, soft) in self.GRC_RX.items():
             out = np.array(r[name])
             self.assertEqual(len(out), len(tx), name)
-            np.testing.assert_array_equal(out, np.array(r[name + "_det"]), err_msg=name)
+            if "estimate_pilot_ratio" not in extra:
+                np.testing.assert_array_equal(out, np.array(r[name + "_det"]), err_msg=name)
             bits = (out < 0).astype(np.uint8) if soft else out.astype(np.uint8)
             self.assertLess(float(np.mean(bits != tx)), 1e-3, name)
             self.assertEqual(r[name + "_slots"], 20, name)
@@ -655,14 +663,21 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             self.assertIn("gnuradio-mimodet", f.read())
         psd = ('gr::mimodet::mimo_receiver::make("psd", bandwidth, 2, 2, "qpsk", 1, "cpu", '
                'false, std::vector<int>{5, 3, 1}, std::vector<int>{1, 4}, (-1), (-1), 1, '
-               'static_cast<float>(0), 1, true, static_cast<double>(0), 2, false, (-1));')
+               'static_cast<float>(0), 1, true, static_cast<double>(0), 2, false, (-1), '
+               'static_cast<double>(0));')
         self.assertIn(psd, src)
         self.assertIn('gr::mimodet::mimo_receiver::make("sfsd", bandwidth, 2, 2, "qpsk", 1, '
                       '"cpu", true, std::vector<int>{}, std::vector<int>{}, 1, 3, (-1), '
                       'static_cast<float>(20), 1, true, static_cast<double>(0), 0, false, '
-                      '(-1));', src)
+                      '(-1), static_cast<double>(0));', src)
+        # The estimated pilot ratio: NaN.
+        est = [l.strip() for l in src.splitlines()
+               if "std::numeric_limits<double>::quiet_NaN()" in l]
+        self.assertEqual(len(est), 1)
         with open(os.path.join(tmp, "rx_blocks_cpp", "rx_blocks_cpp.hpp")) as f:
-            self.assertIn("#include <gnuradio/mimodet/mimo_receiver.h>", f.read())
+            hpp = f.read()
+        self.assertIn("#include <gnuradio/mimodet/mimo_receiver.h>", hpp)
+        self.assertIn("#include <limits>", hpp)
         rx_lines = [l for l in src.splitlines() if "mimo_receiver" in l]
         self.assertNotIn("'", "".join(rx_lines))
         self.assertNotIn("True", "".join(rx_lines))
@@ -672,9 +687,10 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             return
         test = os.path.join(tmp, "make_line.cc")
         with open(test, "w") as f:
-            f.write("#include <gnuradio/mimodet/mimo_receiver.h>\n"
+            f.write("#include <gnuradio/mimodet/mimo_receiver.h>\n#include <limits>\n"
                     "void f() { double bandwidth = 1.4; gr::mimodet::mimo_receiver::sptr x = "
-                    + psd.replace("this->", "") + " (void)x; }\n")
+                    + psd.replace("this->", "") + " (void)x; x = "
+                    + est[0].split("= ", 1)[1] + " (void)x; }\n")
         p = subprocess.run([cxx, "-std=c++17", "-fsyntax-only",
                             "-I", os.path.join(REPO, "include"), test],
                            capture_output=True, text=True, timeout=120)

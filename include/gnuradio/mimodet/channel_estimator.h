@@ -55,6 +55,15 @@ namespace mimodet {
  * unusable slots take the CPU path. It frees the CPU threads of the pool for the rest of
  * the flowgraph (docs/PERFORMANCE.md, "Channel estimation").
  *
+ * Pilot-to-data power ratio (docs/SLOT_LAYOUT.md): where the transmitter sends the CRS
+ * at another power than the data (the framer's pilot_ratio_db), H is scaled from the
+ * pilots' units to the data's (H / sqrt(10^(ratio / 10))), so that the detector sees
+ * y = H x + n with E|x|^2 = 1; noise_var is the grid elements' noise variance either way.
+ * The ratio is either known (pilot_ratio_db) or, with pilot_ratio_db NaN, estimated per
+ * slot: the received power at each port's CRS elements against that at the data
+ * elements, both less the noise (lib/core/channel_estimation.h); it assumes every data
+ * element of the slot carries random (scrambled) data.
+ *
  * Slots: ns is read from the "slot" tag of input 0; an item without a tag gets the
  * previous slot + 1 (mod 20), starting at 0. Non-finite or all-zero input gives a NaN
  * noise_var (the detector block flags such slots), logged and counted in bad_slots().
@@ -78,6 +87,8 @@ public:
      * slots).
      * \param backend "cpu" (default), "cuda" (std::runtime_error where no CUDA device
      * exists) or "auto" (cuda where a device exists, else cpu).
+     * \param pilot_ratio_db the transmitter's pilot-to-data power ratio in dB, -10..10
+     * (default 0: pilots and data at the same power), or NaN to estimate it per slot.
      *
      * Throws std::invalid_argument for any other value.
      */
@@ -86,7 +97,8 @@ public:
                      int n_rx,
                      int cell_id,
                      int threads = 0,
-                     const std::string& backend = "cpu");
+                     const std::string& backend = "cpu",
+                     double pilot_ratio_db = 0.0);
 
     //! "cpu" or "cuda": the backend actually running.
     virtual std::string backend() const = 0;
@@ -102,6 +114,9 @@ public:
     virtual uint64_t bad_slots() const = 0;
     //! Items of input 0 that had no "slot" tag (ns taken from the previous slot).
     virtual uint64_t untagged_slots() const = 0;
+    //! The pilot-to-data ratio (dB) the last slot was estimated with: the known one, or
+    //! with pilot_ratio_db NaN that slot's estimate (NaN before the first slot).
+    virtual double pilot_ratio_db() const = 0;
 };
 
 } // namespace mimodet

@@ -76,6 +76,11 @@ public:
      * \param time_domain inputs are time-domain slots (ofdm_sync's outputs), not grids.
      * \param fft_backoff with time_domain: the FFT window back-off into the CP in
      *        samples, 0..cp_other, or -1 for ofdm_demod's default (cp_other / 4).
+     * \param pilot_ratio_db the transmitter's pilot-to-data power ratio in dB (the
+     *        framer's pilot_ratio_db; -10..10, default 0), or NaN to estimate it per
+     *        slot, as channel_estimator::make(). An estimated ratio is measured from the
+     *        grids on the host, so with backend cuda the estimator's H then comes
+     *        through the host (the stages are not fused).
      *
      * Throws std::invalid_argument for an invalid configuration, std::runtime_error for
      * backend cuda without a device.
@@ -99,7 +104,8 @@ public:
                      double deadline_us = 0.0,
                      int est_threads = 0,
                      bool time_domain = false,
-                     int fft_backoff = -1);
+                     int fft_backoff = -1,
+                     double pilot_ratio_db = 0.0);
     //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
     virtual int items_per_slot(int ns) const = 0;
     //! "cpu" or "cuda": the backend actually running (both stages).
@@ -114,6 +120,10 @@ public:
     virtual bool time_domain() const = 0;
     //! Slots in which the PSD deadline truncated at least one vector's search.
     virtual uint64_t truncated_slots() const = 0;
+    //! The pilot-to-data ratio (dB) the last slot (of the first lane) was estimated with:
+    //! the known one, or with pilot_ratio_db NaN that slot's estimate (NaN before the
+    //! first slot).
+    virtual double pilot_ratio_db() const = 0;
 };
 
 } // namespace mimodet

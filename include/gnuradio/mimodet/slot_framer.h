@@ -36,6 +36,12 @@ namespace mimodet {
  * - freq_domain = true: one item per slot and output, the grid as a vector of
  *   7 * n_sc gr_complex (element l * n_sc + k).
  *
+ * Pilot power: each port's CRS elements carry lte_grid::crs_value times
+ * sqrt(10^(pilot_ratio_db / 10)) (36.213's rho_A / rho_B as one ratio for every data
+ * element); the data keep unit mean power and nothing is renormalised, so the SNR per
+ * data element (docs/CONVENTIONS.md) is the same for every ratio. A receiver must be
+ * told the ratio (or estimate it): channel_estimator's pilot_ratio_db.
+ *
  * Every output gets a tag "slot" (value: long ns) on the first item of each slot.
  * Input tags are not propagated.
  *
@@ -53,6 +59,8 @@ public:
      * \param modulation "qpsk", "16qam" or "64qam".
      * \param cell_id physical cell id 0..503 (CRS shift and sequence, PSS/SSS).
      * \param freq_domain emit grids (one vector item per slot) instead of time samples.
+     * \param pilot_ratio_db CRS energy per element over the data's mean energy, in dB:
+     * -10..10, default 0 (pilots and data at the same power).
      *
      * Throws std::invalid_argument for any other value.
      */
@@ -60,7 +68,8 @@ public:
                      int n_tx,
                      const std::string& modulation,
                      int cell_id,
-                     bool freq_domain = false);
+                     bool freq_domain = false,
+                     double pilot_ratio_db = 0.0);
 
     //! Bits consumed by slot ns (0..19): n_data(ns) * n_tx * q.
     virtual int bits_per_slot(int ns) const = 0;
@@ -72,6 +81,8 @@ public:
     virtual uint64_t slots_sent() const = 0;
     //! Input bytes so far that were neither 0 nor 1 (each used as byte & 1).
     virtual uint64_t invalid_bits() const = 0;
+    //! The constructor's pilot_ratio_db.
+    virtual double pilot_ratio_db() const = 0;
 };
 
 } // namespace mimodet

@@ -31,12 +31,16 @@ void bind_channel_estimator(py::module& m)
              py::arg("cell_id") = 0,
              py::arg("threads") = 0,
              py::arg("backend") = "cpu",
+             py::arg("pilot_ratio_db") = 0.0,
              "bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}, n_tx in {1, 2, 4} (ports whose CRS "
              "are estimated), n_rx 1..8 (grid inputs), cell_id 0..503 (or -1: from the slots' cell_id tags), threads 0..256 "
              "(threads that estimate one slot together; 0: min(CPU threads, n_rx*n_tx, 4); the "
              "results do not depend on it), backend 'cpu', 'cuda' (the same method on the "
              "GPU, results equal up to float rounding; RuntimeError without a CUDA device) "
-             "or 'auto' (cuda where a device exists); ValueError otherwise.")
+             "or 'auto' (cuda where a device exists), pilot_ratio_db: the transmitter's "
+             "pilot-to-data power ratio in dB, -10..10 (the framer's; H is scaled to the "
+             "data's units), or float('nan') to estimate it per slot from the received "
+             "pilot and data power; ValueError otherwise.")
         .def("backend",
              &channel_estimator::backend,
              "'cpu' or 'cuda': the backend actually running.")
@@ -51,5 +55,9 @@ void bind_channel_estimator(py::module& m)
              "output is NaN, which the MIMO detector flags.")
         .def("untagged_slots",
              &channel_estimator::untagged_slots,
-             "Items of input 0 without a 'slot' tag (ns continued from the previous slot).");
+             "Items of input 0 without a 'slot' tag (ns continued from the previous slot).")
+        .def("pilot_ratio_db",
+             &channel_estimator::pilot_ratio_db,
+             "The pilot-to-data ratio (dB) of the last slot: the known one, or with "
+             "pilot_ratio_db=nan that slot's estimate (nan before the first slot).");
 }

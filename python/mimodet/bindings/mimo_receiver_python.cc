@@ -52,6 +52,7 @@ void bind_mimo_receiver(py::module& m)
              py::arg("est_threads") = 0,
              py::arg("time_domain") = false,
              py::arg("fft_backoff") = -1,
+             py::arg("pilot_ratio_db") = 0.0,
              "algorithm 'ml', 'zf', 'mmse', 'psd', 'fsd', 'sfsd' or 'mtt'; bandwidth_mhz in "
              "{1.4, 3, 5, 10, 15, 20}; n_tx in {1, 2, 4}; n_rx n_tx..8 (grid inputs); "
              "modulation 'qpsk', '16qam' or '64qam'; cell_id 0..503 (pilots and data map) or "
@@ -64,7 +65,10 @@ void bind_mimo_receiver(py::module& m)
              "n_rx*n_tx, 4); the results do not depend on it; unused by the GPU estimator); "
              "time_domain: time-domain inputs (ofdm_sync's) instead of grids; fft_backoff "
              "(time_domain only): FFT window back-off into the CP, 0..cp_other samples, -1 "
-             "for ofdm_demod's default. Unset algorithm parameters (-1, []) take the "
+             "for ofdm_demod's default; pilot_ratio_db: the transmitter's pilot-to-data "
+             "power ratio in dB, -10..10, or float('nan') to estimate it per slot, as "
+             "channel_estimator's (estimated, the stages are not fused on the GPU). Unset "
+             "algorithm parameters (-1, []) take the "
              "algorithm's default. ValueError otherwise.")
         .def("time_domain",
              &mimo_receiver::time_domain,
@@ -88,5 +92,9 @@ void bind_mimo_receiver(py::module& m)
              "Items of input 0 without a 'slot' tag (ns continued from the previous slot).")
         .def("truncated_slots",
              &mimo_receiver::truncated_slots,
-             "Slots in which the psd deadline truncated at least one vector's search.");
+             "Slots in which the psd deadline truncated at least one vector's search.")
+        .def("pilot_ratio_db",
+             &mimo_receiver::pilot_ratio_db,
+             "The pilot-to-data ratio (dB) of the last slot: the known one, or with "
+             "pilot_ratio_db=nan that slot's estimate (nan before the first slot).");
 }

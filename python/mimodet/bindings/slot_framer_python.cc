@@ -28,8 +28,12 @@ void bind_slot_framer(py::module& m)
              py::arg("modulation"),
              py::arg("cell_id"),
              py::arg("freq_domain") = false,
+             py::arg("pilot_ratio_db") = 0.0,
              "bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}, n_tx in {1, 2, 4}, modulation "
-             "'qpsk'/'16qam'/'64qam', cell_id 0..503; ValueError otherwise.")
+             "'qpsk'/'16qam'/'64qam', cell_id 0..503, pilot_ratio_db -10..10 (CRS energy "
+             "per element over the data's mean energy in dB: the CRS are scaled by "
+             "sqrt(10^(pilot_ratio_db/10)), the data keep unit power); ValueError "
+             "otherwise.")
         .def("bits_per_slot",
              &slot_framer::bits_per_slot,
              py::arg("ns"),
@@ -41,5 +45,8 @@ void bind_slot_framer(py::module& m)
         .def("slots_sent", &slot_framer::slots_sent, "Slots produced so far.")
         .def("invalid_bits",
              &slot_framer::invalid_bits,
-             "Input bytes that were neither 0 nor 1 (each used as its low bit).");
+             "Input bytes that were neither 0 nor 1 (each used as its low bit).")
+        .def("pilot_ratio_db",
+             &slot_framer::pilot_ratio_db,
+             "The pilot-to-data power ratio in dB (the constructor's).");
 }
