@@ -308,9 +308,10 @@ PYBIND11_MODULE(mimodet_python, m)
             [](detector& d, py::object H, py::object y, py::object nv) {
                 auto v = check_inputs(d, H, y, nv);
                 if (!d.soft())
-                    throw py::value_error("mimodet: detector '" + d.config().algorithm +
-                                          "' gives hard bits only; use detect_bits (LLRs: "
-                                          "ml, zf, mmse, sfsd or mtt)");
+                    throw py::value_error(
+                        "mimodet: detector '" + d.config().algorithm +
+                        "' gives hard bits only; use detect_bits (LLRs: "
+                        "ml, zf, mmse, sfsd or mtt)");
                 auto out = make_output<float>(v, d.bits_per_vector());
                 py::gil_scoped_release release;
                 d.detect_llr(v.H.data(),
@@ -340,8 +341,8 @@ PYBIND11_MODULE(mimodet_python, m)
     m.def(
         "psd_default_params",
         [](int n_tx, modulation mod, bool gpu) {
-            const auto p = core::psd_resolve(
-                {}, {}, n_tx, constellation::get(mod).pam_order(), gpu);
+            const auto p =
+                core::psd_resolve({}, {}, n_tx, constellation::get(mod).pam_order(), gpu);
             return py::make_tuple(p.lvl, p.exp);
         },
         py::arg("n_tx"),
