@@ -75,7 +75,7 @@ class qa_readme(gr_unittest.TestCase):
         names = [s["name"] for s in sets]
         self.assertEqual(len(names), len(set(names)), "preset names must be unique")
         kinds = {s["kind"] for s in sets}
-        self.assertEqual(kinds, {"table2", "table5", "gpu", "cpu"})
+        self.assertEqual(kinds, {"table2", "table5", "gpu", "cpu-tuned"})
         for s in sets:
             self.assertEqual(set(s), {"name", "kind", "n_tx", "omega", "lvl", "exp"})
             N = 2 * s["n_tx"]
@@ -94,7 +94,7 @@ class qa_readme(gr_unittest.TestCase):
                                  modulation=mods[s["omega"]], lvl=s["lvl"], exp=s["exp"])
         rng = np.random.default_rng(3)
         for s in sets:
-            omega = s["omega"] or 4   # the depth-first sets ('cpu') fit any omega
+            omega = s["omega"] or 4   # the depth-first sets ('cpu-tuned') fit any omega
             if s["kind"] == "table2" or s["n_tx"] > 4 or omega not in mods:
                 continue
             n = s["n_tx"]
@@ -106,7 +106,7 @@ class qa_readme(gr_unittest.TestCase):
                 ref = mimodet.detector("ml", n_tx=n, n_rx=n, modulation=mods[omega])
             else:
                 ref = mimodet.detector("psd", n_tx=n, n_rx=n, modulation=mods[omega],
-                                       **self._dict_params("cpu-depth-first-%dtx" % n))
+                                       **self._dict_params("cpu-tuned-%dtx" % n))
             H = ((rng.standard_normal((20, n, n)) + 1j * rng.standard_normal((20, n, n)))
                  / np.sqrt(2)).astype(np.complex64)
             y = ((rng.standard_normal((20, n)) + 1j * rng.standard_normal((20, n)))

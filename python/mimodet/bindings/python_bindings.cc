@@ -123,8 +123,8 @@ py::list psd_presets()
     add(core::psd_table5_presets(), "table5");
     add(core::psd_gpu_presets(), "gpu");
     for (int n_tx = 1; n_tx <= 8; ++n_tx)
-        out.append(psd_set_dict("cpu-depth-first-" + std::to_string(n_tx) + "tx",
-                                "cpu",
+        out.append(psd_set_dict("cpu-tuned-" + std::to_string(n_tx) + "tx",
+                                "cpu-tuned",
                                 n_tx,
                                 py::none(),
                                 core::psd_cpu_tuned(n_tx)));
@@ -329,15 +329,18 @@ PYBIND11_MODULE(mimodet_python, m)
             "the raw metric differences: noise_var times that), float32 (B, n_tx*q) or "
             "(B, S, n_tx*q).");
 
-    m.def("psd_presets",
-          &psd_presets,
-          "The PSD parameter sets the library defines, as a new list of dicts (name, "
-          "kind, n_tx, omega = |Omega| PAM levels per real dimension: 2 QPSK, 4 16QAM, "
-          "8 64QAM, lvl, exp): kind 'table2' the PSD paper's Table 2 configurations, "
-          "'table5' its Table 5 sets (the CPU default for their n_tx and omega), 'gpu' "
-          "the sets searched on an H100 (the CUDA default), 'cpu' the depth-first set "
-          "lvl = N+1, N, ..., 1 with exp all 1 (any omega, omega None). Any of them goes "
-          "to detector('psd', ..., lvl=s['lvl'], exp=s['exp']) for its n_tx and omega.");
+    m.def(
+        "psd_presets",
+        &psd_presets,
+        "The PSD parameter sets the library defines, as a new list of dicts (name, "
+        "kind, n_tx, omega = |Omega| PAM levels per real dimension: 2 QPSK, 4 16QAM, "
+        "8 64QAM, lvl, exp): kind 'table2' the PSD paper's Table 2 configurations, "
+        "'table5' its Table 5 sets (the CPU default for their n_tx and omega), 'gpu' "
+        "the sets searched on an H100 (the CUDA default), 'cpu-tuned' the depth-first "
+        "set lvl = N+1, N, ..., 1 with exp all 1 (any omega, omega None), which the CPU "
+        "runs as a Schnorr-Euchner sphere decoder (mimodet_bench --psd-preset cpu). "
+        "Any of them goes to detector('psd', ..., lvl=s['lvl'], exp=s['exp']) for its "
+        "n_tx and omega.");
     m.def(
         "psd_default_params",
         [](int n_tx, modulation mod, bool gpu) {
