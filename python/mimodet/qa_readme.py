@@ -18,7 +18,6 @@ import contextlib
 import io
 import os
 import re
-import sys
 
 os.environ.setdefault("GR_CONF_LOG_LOG_LEVEL", "error")
 
