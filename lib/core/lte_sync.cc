@@ -1127,30 +1127,19 @@ int slot_sync::clock_update(int64_t n, double t, double sigma)
     return 0;
 }
 
-// Smallest sample-rate offset that turns the resampling on. Without any offset the
-// estimate still wanders with the channel's group delay, which fading moves slowly, so
-// its errors are correlated across the PSS of one fit and the 3 sigma test, which takes
-// them as independent, does not bound them: on EPA at 5 Hz (5 MHz 4x4, 20 dB, 6 runs of
-// 2000 slots) 0.6-0.8 ppm rms and up to 2.8 ppm, with no bias (means within 0.06 ppm).
-// Below it the PSS tracking alone keeps the slots in place, and the drift within a slot
-// turns the band edge's phase by at most 0.14 rad from its first to its last symbol
-// (20 MHz; 0.035 rad at 5 MHz).
-constexpr double k_sro_min_resample = 5e-6;
-
 void slot_sync::set_resampling()
 {
-    // On when the drift matters, the offset is beyond what fading alone gives and the
-    // estimate is clearly not 0 (3 sigma); off again below half of those or 2 sigma: no
-    // resampling without a sample-rate offset.
+    // On when the drift matters and the estimate is clearly not 0 (3 sigma), off again
+    // below half the drift or 2 sigma: no resampling without a sample-rate offset.
     const double off = std::abs(d_clk_b - 1.0);
-    const double on_at = std::max(d_p.sro_resample_drift / d_slot, k_sro_min_resample);
     const double drift = off * d_slot; // samples per slot
     const bool was = d_resample;
     if (d_p.sro_window == 0 || !d_sro_valid)
         d_resample = false;
-    else if (!d_resample && off >= on_at && off >= 3.0 * d_clk_sigma_b)
+    else if (!d_resample && drift >= d_p.sro_resample_drift && off >= 3.0 * d_clk_sigma_b)
         d_resample = true;
-    else if (d_resample && (off < 0.5 * on_at || off < 2.0 * d_clk_sigma_b))
+    else if (d_resample &&
+             (drift < 0.5 * d_p.sro_resample_drift || off < 2.0 * d_clk_sigma_b))
         d_resample = false;
     if (was && !d_resample)
         d_start = std::llround(clock_pos(d_n_out)); // back to whole-sample timing

@@ -253,11 +253,10 @@ struct slot_sync_params {
     //! receiver's input samples per transmitted sample. A PSS off the line by more than
     //! max(1.5 samples, 75 ns) is held back; if the next one agrees with it, the line
     //! moves to them (a timing jump) keeping its slope. Once the drift it implies reaches
-    //! sro_resample_drift samples per slot, the offset 5 ppm (fading alone moves the
-    //! estimate by up to about 3 ppm) and the estimate is 3 standard errors from 0,
-    //! the output is resampled (frac_interp) to remove it; below half that drift or
-    //! offset, or 2 standard errors, it is not. 0 turns the correction off (the timing
-    //! then only follows the PSS in whole samples).
+    //! sro_resample_drift samples per slot and the estimate is 3 standard errors from 0,
+    //! the output is resampled (frac_interp) to remove it; below half that drift or 2
+    //! standard errors it is not. 0 turns the correction off (the timing then only
+    //! follows the PSS in whole samples).
     int sro_window = 16;
     double sro_resample_drift = 0.01;
     //! Largest sample-rate offset accepted from the first two PSS after the lock (a

@@ -64,8 +64,7 @@ namespace mimodet {
  * correlation at fractional lags, from its 62 subcarriers) goes into a weighted
  * least-squares line over the last 16 PSS, whose slope is the receiver's sample rate
  * relative to the transmitter's (sro_ppm()). Once the drift it implies reaches 0.01
- * samples per slot, the offset 5 ppm (fading alone moves the estimate by up to about 3
- * ppm) and the estimate is 3 standard errors from 0, the output is
+ * samples per slot and the estimate is 3 standard errors from 0, the output is
  * resampled onto the transmitter's sample clock (16-tap Kaiser-windowed sinc, error
  * below -59 dB): the timing then no longer drifts within a slot, which otherwise turns
  * the subcarriers' phases by up to 2 pi (B/2) sro T_slot between a slot's first and
