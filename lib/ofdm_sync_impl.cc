@@ -73,9 +73,10 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
     set_min_output_buffer(static_cast<long>(k_slots_buffered) * d_slot);
     set_tag_propagation_policy(TPP_DONT);
     d_timeline = core::call_timeline::make("sync", { "t0_ns", "work_ns", "slots" });
-    // The synchroniser's level 0 are per-slot tracking and per-candidate acquisition
-    // events; they go to trace, since Debian's GNU Radio configuration logs at debug by
-    // default and a running flowgraph would print one or two of them a second.
+    // The synchroniser's level 0 are routine events (per-slot tracking, acquisition
+    // candidates, resampling switched by fading); they go to trace, since Debian's GNU
+    // Radio configuration logs at debug by default and a running flowgraph would print
+    // one or two of them a second.
     d_sync.set_logger([this](int level, const std::string& m) {
         switch (level) {
         case 0:
