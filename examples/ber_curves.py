@@ -219,12 +219,18 @@ def plot(a, rows, path):
               file=sys.stderr, flush=True)
         return False
     fig, ax = plt.subplots(figsize=(7, 5))
+    # A marker and dash per detector: the exact ML detectors (ml, psd) give the same
+    # curve, which stays visible as a solid line under a dashed one.
+    styles = {"ml": ("o", "-"), "psd": ("x", "--"), "fsd": ("s", "-"), "sfsd": ("^", ":"),
+              "mtt": ("v", "-."), "mmse": ("D", "-"), "zf": ("P", "--")}
     for name in a.detectors:
+        marker, dash = styles.get(name, ("o", "-"))
         pts = [(r["snr_db"], r["ber"]) for r in rows if r["detector"] == name and r["ber"] > 0]
         if pts:
-            ax.semilogy(*zip(*pts), marker="o", label=name)
+            ax.semilogy(*zip(*pts), marker=marker, linestyle=dash, label=name,
+                        markerfacecolor="none")
         else:
-            ax.plot([], [], marker="o", label="%s (no errors)" % name)
+            ax.plot([], [], marker=marker, label="%s (no errors)" % name)
     n_vec = rows[0]["vectors"] if rows else a.vectors
     ax.set_title("gr-mimodet: %dx%d %s, i.i.d. Rayleigh, %d vectors per point"
                  % (a.antennas, a.rx, a.modulation.upper(), n_vec))

@@ -28,6 +28,7 @@ import time
 # readable unless the user set a level.
 os.environ.setdefault("GR_CONF_LOG_LOG_LEVEL", "warn")
 
+from gnuradio import gr  # noqa: E402
 from gnuradio.mimodet import loopback  # noqa: E402
 
 
@@ -95,7 +96,18 @@ def main(argv=None):
         th = threading.Thread(target=progress, daemon=True)
         th.start()
     try:
-        link.tb.run()
+        # GNU Radio warns, for every buffer of resource grids, that the grid's size in
+        # bytes does not divide its page granularity and that it allocated more items
+        # (harmless: the buffer only grows). Buffers are made at start, so their loggers
+        # alone are made at error level; the blocks' loggers keep the level set above.
+        logging = gr.logging()
+        level = logging.default_level()
+        logging.set_default_level(gr.log_levels.err)
+        try:
+            link.tb.start()
+        finally:
+            logging.set_default_level(level)
+        link.tb.wait()
     except KeyboardInterrupt:
         link.tb.stop()
         link.tb.wait()

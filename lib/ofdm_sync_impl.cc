@@ -77,10 +77,14 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
     d_cell = d_sync.cell_id();
     message_port_register_out(d_cell_key);
     d_timeline = core::call_timeline::make("sync", { "t0_ns", "work_ns", "slots" });
+    // The synchroniser's level 0 are routine events (per-slot tracking, acquisition
+    // candidates, resampling switched by fading); they go to trace, since Debian's GNU
+    // Radio configuration logs at debug by default and a running flowgraph would print
+    // one or two of them a second.
     d_sync.set_logger([this](int level, const std::string& m) {
         switch (level) {
         case 0:
-            d_logger->debug("{}", m);
+            d_logger->trace("{}", m);
             break;
         case 1:
             d_logger->info("{}", m);

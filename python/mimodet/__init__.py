@@ -25,4 +25,4 @@ gnuradio.mimodet.gui_probes (throughput meter), used by examples/ (examples/READ
 
 from .mimodet_python import *  # noqa: F401,F403
 from .mimodet_python import detector_config, make_detector, modulation
-from .api import detector, snr_to_noise_var  # noqa: F401
+from .api import detector, psd_default, snr_to_noise_var  # noqa: F401

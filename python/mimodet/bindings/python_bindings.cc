@@ -15,6 +15,7 @@
 
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
+#include <psd_params.h> // lib/core: the PSD parameter sets, bound read-only below
 #include <stdexcept>
 #include <string>
 
@@ -92,6 +93,42 @@ py::array_t<T> make_output(const batch_view& v, int nb)
                                 static_cast<py::ssize_t>(nb) });
     return py::array_t<T>(
         { static_cast<py::ssize_t>(v.n_mat), static_cast<py::ssize_t>(nb) });
+}
+
+py::dict psd_set_dict(const std::string& name,
+                      const std::string& kind,
+                      int n_tx,
+                      py::object omega,
+                      const core::psd_params& p)
+{
+    py::dict d;
+    d["name"] = name;
+    d["kind"] = kind;
+    d["n_tx"] = n_tx;
+    d["omega"] = omega;
+    d["lvl"] = py::cast(p.lvl); // fresh lists: editing them changes nothing here
+    d["exp"] = py::cast(p.exp);
+    return d;
+}
+
+// Every PSD parameter set the library defines, from its one definition (psd_params.h).
+py::list psd_presets()
+{
+    py::list out;
+    auto add = [&](const std::vector<core::psd_paper_set>& sets, const char* kind) {
+        for (const auto& s : sets)
+            out.append(psd_set_dict(s.name, kind, s.n_tx, py::int_(s.omega), s.params));
+    };
+    add(core::psd_table2_configurations(), "table2");
+    add(core::psd_table5_presets(), "table5");
+    add(core::psd_gpu_presets(), "gpu");
+    for (int n_tx = 1; n_tx <= 8; ++n_tx)
+        out.append(psd_set_dict("cpu-tuned-" + std::to_string(n_tx) + "tx",
+                                "cpu-tuned",
+                                n_tx,
+                                py::none(),
+                                core::psd_cpu_tuned(n_tx)));
+    return out;
 }
 
 py::object with_stats(py::object out, const batch_view& v, std::vector<vector_stats>& st)
@@ -271,8 +308,10 @@ PYBIND11_MODULE(mimodet_python, m)
             [](detector& d, py::object H, py::object y, py::object nv) {
                 auto v = check_inputs(d, H, y, nv);
                 if (!d.soft())
-                    throw py::value_error("mimodet: detector '" + d.config().algorithm +
-                                          "' gives hard bits only; use detect_bits");
+                    throw py::value_error(
+                        "mimodet: detector '" + d.config().algorithm +
+                        "' gives hard bits only; use detect_bits (LLRs: "
+                        "ml, zf, mmse, sfsd or mtt)");
                 auto out = make_output<float>(v, d.bits_per_vector());
                 py::gil_scoped_release release;
                 d.detect_llr(v.H.data(),
@@ -289,6 +328,31 @@ PYBIND11_MODULE(mimodet_python, m)
             "Max-log LLRs ln P(b=0)/P(b=1) scaled by 1/noise_var (or, with llr_scaled=False, "
             "the raw metric differences: noise_var times that), float32 (B, n_tx*q) or "
             "(B, S, n_tx*q).");
+
+    m.def(
+        "psd_presets",
+        &psd_presets,
+        "The PSD parameter sets the library defines, as a new list of dicts (name, "
+        "kind, n_tx, omega = |Omega| PAM levels per real dimension: 2 QPSK, 4 16QAM, "
+        "8 64QAM, lvl, exp): kind 'table2' the PSD paper's Table 2 configurations, "
+        "'table5' its Table 5 sets (the CPU default for their n_tx and omega), 'gpu' "
+        "the sets searched on an H100 (the CUDA default), 'cpu-tuned' the depth-first "
+        "set lvl = N+1, N, ..., 1 with exp all 1 (any omega, omega None), which the CPU "
+        "runs as a Schnorr-Euchner sphere decoder (mimodet_bench --psd-preset cpu). "
+        "Any of them goes to detector('psd', ..., lvl=s['lvl'], exp=s['exp']) for its "
+        "n_tx and omega.");
+    m.def(
+        "psd_default_params",
+        [](int n_tx, modulation mod, bool gpu) {
+            const auto p =
+                core::psd_resolve({}, {}, n_tx, constellation::get(mod).pam_order(), gpu);
+            return py::make_tuple(p.lvl, p.exp);
+        },
+        py::arg("n_tx"),
+        py::arg("mod"),
+        py::arg("gpu") = false,
+        "(lvl, exp) a PSD detector uses when both are left empty: the CPU's (Table 5, "
+        "else one level per antenna) or, with gpu=True, the CUDA backend's.");
 
     bind_blocks(m);
 
