@@ -45,7 +45,7 @@ struct options {
     std::vector<double> snrs = { 10, 20 };
     std::vector<int> threads = { 1 };
     std::vector<std::string> backends = { "cpu" };
-    std::string psd_preset = "se"; // se (the default), table5, h100-alg3
+    std::string psd_preset = "default"; // default, se, table5, h100-alg3
     int n_sym = 7;
     double min_seconds = 1.0;
     int pool_matrices = 4096;
@@ -83,9 +83,9 @@ void usage()
            "  --threads LIST     CPU threads (default 1)\n"
            "  --backend LIST     cpu, cuda, auto (default cpu); several compare them in "
            "one run\n"
-           "  --psd-preset P     se (the default: depth-first Schnorr-Euchner search on a "
-           "sorted QR), table5 (the paper's Algorithm 3 with its Table 5 set, plain QR) or "
-           "h100-alg3 (Algorithm 3 with the set tuned on an H100)\n"
+           "  --psd-preset P     default (the backend's own), se (depth-first "
+           "Schnorr-Euchner search on a sorted QR), table5 (the paper's Algorithm 3 with its "
+           "Table 5 set, plain QR) or h100-alg3 (Algorithm 3 with the set tuned on an H100)\n"
            "  --nsym N           symbols sharing one channel matrix (default 7)\n"
            "  --seconds S        minimum timed seconds per measurement (default 1)\n"
            "  --pool N           random matrices generated per configuration (default "
@@ -154,8 +154,9 @@ options parse(int argc, char** argv)
     for (int nc : o.subcarriers)
         if (nc < 1)
             throw std::invalid_argument("--subcarriers must be positive");
-    if (o.psd_preset != "se" && o.psd_preset != "table5" && o.psd_preset != "h100-alg3")
-        throw std::invalid_argument("--psd-preset must be se, table5 or h100-alg3");
+    if (o.psd_preset != "default" && o.psd_preset != "se" && o.psd_preset != "table5" &&
+        o.psd_preset != "h100-alg3")
+        throw std::invalid_argument("--psd-preset must be default, se, table5 or h100-alg3");
     return o;
 }
 
@@ -354,11 +355,13 @@ int main(int argc, char** argv)
                                 cfg.mod = mod;
                                 cfg.backend = backend;
                                 cfg.threads = th;
-                                if (alg == "psd" && o.psd_preset != "se") {
-                                    // The paper's Algorithm 3 sets, by value (se: the
-                                    // default parameters).
+                                if (alg == "psd" && o.psd_preset != "default") {
+                                    // A named set by value: the depth-first search, or the
+                                    // paper's Algorithm 3 with a Table 5 or H100 set.
                                     const int omega = constellation::get(mod).pam_order();
-                                    const auto p = o.psd_preset == "table5"
+                                    const auto p = o.psd_preset == "se"
+                                                       ? core::psd_cpu_tuned(nt)
+                                                   : o.psd_preset == "table5"
                                                        ? core::psd_preset(nt, omega)
                                                        : core::psd_gpu_preset(nt, omega);
                                     cfg.psd_lvl = p.lvl;

@@ -22,9 +22,9 @@
 //    further down to the next wave. A near-singular channel, whose search can expand
 //    10^5-10^6 nodes, so spreads over the whole GPU within a few waves instead of
 //    holding one thread (and the launch) for milliseconds.
-//  decision (psd_se_pick_kernel, psd_se_write_kernel): every task records its best leaf
-//    with its position in the sequential visiting order (psd_se_leaf_key); the vector's
-//    decision is the leaf of least metric, the first in that order among equals: the
+//  decision (psd_se_write_kernel): every task offers its best leaf with its position in
+//    the sequential visiting order (psd_se_leaf_key) to its vector, which keeps the leaf
+//    of least metric, the first in that order among equals (a per-vector lock): the
 //    sequential search's decision, ties included. The node counts of a queued vector
 //    are the work its tasks did, which depends on the schedule.
 //
@@ -47,7 +47,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -69,11 +68,10 @@ constexpr uint32_t k_se_task_nodes = 128;
 //! Rows a task's subtrees reach below its root: one row (|Omega| subtrees) spreads a
 //! search with the fewest restarts; a long one is split again in the next wave.
 constexpr int k_se_split_rows = 1;
-//! Tasks a wave holds per stream: at least this many, and k_se_tasks_per_vector per
-//! vector of the largest chunk. When full, a task runs to its end instead of splitting
-//! (slow, never wrong).
+//! Tasks a wave holds per stream: at least this many, and |Omega| per vector of the batch
+//! (every vector of a chunk can spread into |Omega| tasks). When full, a task runs to its
+//! end instead of splitting (slow, never wrong).
 constexpr size_t k_se_min_task_capacity = size_t(1) << 15;
-constexpr size_t k_se_tasks_per_vector = 2;
 //! Steps between two reads of the vector's shared bound.
 constexpr uint32_t k_se_bound_refresh = 16;
 
@@ -90,11 +88,11 @@ struct psd_se_layout {
 //! A queued vector's shared state (indexed by the chunk's vector).
 struct se_vector {
     unsigned long long bound; //!< least leaf metric found (double bits, metrics >= 0)
-    unsigned long long key;   //!< least order key among the leaves of that metric
-    unsigned long long first_key;
-    double first_metric; //!< the first pass's best leaf
+    unsigned long long key;   //!< order key of the leaf kept
+    double metric;            //!< its metric
     uint32_t expanded, evaluated, truncated;
-    uint8_t first_best[k_psd_max_n];
+    unsigned int lock;           //!< guards key, metric, best
+    uint8_t best[k_psd_max_n]; //!< the leaf kept
 };
 
 //! A subtree search: rows N-1 .. N-depth fixed to prefix (row N-1 first).
@@ -105,27 +103,18 @@ struct se_task {
     uint8_t prefix[k_psd_max_n];
 };
 
-//! A task's best leaf.
-struct se_result {
-    int v;
-    double metric;
-    unsigned long long key;
-    uint8_t best[k_psd_max_n];
-};
-
 //! Device scratch of one stream's chunk.
 struct se_work {
     se_vector* vec;      //!< [n_vec of the chunk]
     int* queued;         //!< [n_vec]: vectors that left the first pass
     se_task* tasks[2];   //!< wave w reads tasks[w & 1], writes tasks[(w + 1) & 1]
-    se_result* results;  //!< capacity per wave
     unsigned int* words; //!< counters, see se_word
     unsigned int capacity; //!< entries of each task list
 };
 
-//! Counter words: the first pass's vector counter, the queue's and the results' lengths,
-//! then per wave its task count and its task counter.
-enum se_word : int { w_first = 0, w_queued = 1, w_results = 2, w_wave0 = 3 };
+//! Counter words: the first pass's vector counter, the queue's length, then per wave its
+//! task count and its task counter.
+enum se_word : int { w_first = 0, w_queued = 1, w_wave0 = 2 };
 MIMODET_HD inline int se_wave_count(int w) { return w_wave0 + 2 * w; }
 MIMODET_HD inline int se_wave_next(int w) { return w_wave0 + 2 * w + 1; }
 constexpr int k_se_max_waves = psd_se_max_n;
@@ -204,6 +193,31 @@ __device__ inline int se_next_item(bool& first, unsigned int* counter)
         return static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     }
     return static_cast<int>(gridDim.x * blockDim.x + atomicAdd(counter, 1u));
+}
+
+/*!
+ * Offers a task's best leaf (metric, order key, best) to its vector: kept if it comes
+ * before the vector's leaf in (metric, key) order. A leaf above the vector's bound cannot
+ * win and skips the lock.
+ */
+__device__ inline void
+se_offer(se_vector& sv, double metric, unsigned long long key, const uint8_t* best, int N)
+{
+    if (metric > __longlong_as_double(static_cast<long long>(
+                     *reinterpret_cast<volatile unsigned long long*>(&sv.bound))))
+        return;
+    while (atomicCAS(&sv.lock, 0u, 1u) != 0u) {
+    }
+    __threadfence();
+    volatile se_vector& vv = sv;
+    if (metric < vv.metric || (metric == vv.metric && key < vv.key)) {
+        vv.metric = metric;
+        vv.key = key;
+        for (int k = 0; k < N; ++k)
+            vv.best[k] = best[k];
+    }
+    __threadfence();
+    atomicExch(&sv.lock, 0u);
 }
 
 __device__ inline unsigned long long se_bits(double m)
@@ -460,9 +474,10 @@ __global__ void __launch_bounds__(k_se_threads)
         se_vector& sv = W.vec[v];
         uint32_t expanded = st.expanded, evaluated = st.evaluated;
         const double bound = st.d2;
-        sv.first_metric = bound;
-        sv.first_key = best_key;
-        se_copy<NMAX>(st.best, sv.first_best, N);
+        sv.metric = bound;
+        sv.key = best_key;
+        sv.lock = 0;
+        se_copy<NMAX>(st.best, sv.best, N);
         if (!se_spread<NMAX>(pb, L.log2P, v, N, nullptr, 0.0, 0ull, L.first_depth, bound,
                              W.tasks[0], W.words + se_wave_count(0), W.capacity, expanded,
                              evaluated)) {
@@ -474,7 +489,6 @@ __global__ void __launch_bounds__(k_se_threads)
             continue;
         }
         sv.bound = se_bits(bound);
-        sv.key = ~0ull;
         sv.expanded = expanded;
         sv.evaluated = evaluated;
         sv.truncated = 0;
@@ -592,11 +606,9 @@ __global__ void __launch_bounds__(k_se_threads)
         if (!done)
             continue;
         if (found < psd_se_inf()) {
-            se_result& r = W.results[atomicAdd(W.words + w_results, 1u)];
-            r.v = task.v;
-            r.metric = found;
-            r.key = best_key;
-            se_copy<NMAX>(st.best, r.best, N);
+            uint8_t best[NMAX];
+            se_copy<NMAX>(st.best, best, N);
+            se_offer(sv, found, best_key, best, N);
         }
         atomicAdd(&sv.expanded, expanded);
         atomicAdd(&sv.evaluated, evaluated);
@@ -606,27 +618,7 @@ __global__ void __launch_bounds__(k_se_threads)
     }
 }
 
-//! Per queued vector, the least key among the leaves of its least metric.
-__global__ void __launch_bounds__(k_se_threads) psd_se_pick_kernel(se_work W)
-{
-    const unsigned int n_res = W.words[w_results], n_q = W.words[w_queued];
-    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_res + n_q;
-         i += gridDim.x * blockDim.x) {
-        if (i < n_res) {
-            const se_result& r = W.results[i];
-            se_vector& sv = W.vec[r.v];
-            if (r.metric == se_double(sv.bound))
-                atomicMin(&sv.key, r.key);
-        } else {
-            se_vector& sv = W.vec[W.queued[i - n_res]];
-            if (sv.first_metric == se_double(sv.bound))
-                atomicMin(&sv.key, sv.first_key);
-        }
-    }
-}
-
-//! The decision's bits and the vector's counts (the one leaf of least metric and key;
-//! a leaf recorded twice writes the same values twice).
+//! A queued vector's decision and counts.
 __global__ void __launch_bounds__(k_se_threads)
     psd_se_write_kernel(const uint8_t* __restrict__ perm,
                         const __grid_constant__ psd_se_layout L,
@@ -635,32 +627,14 @@ __global__ void __launch_bounds__(k_se_threads)
                         uint8_t* __restrict__ bits,
                         vector_stats* __restrict__ stats)
 {
-    const unsigned int n_res = W.words[w_results], n_q = W.words[w_queued];
+    const unsigned int n_q = W.words[w_queued];
     const int nb = L.nt * L.q;
-    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_res + n_q;
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_q;
          i += gridDim.x * blockDim.x) {
-        int v;
-        double metric;
-        unsigned long long key;
-        const uint8_t* best;
-        if (i < n_res) {
-            const se_result& r = W.results[i];
-            v = r.v;
-            metric = r.metric;
-            key = r.key;
-            best = r.best;
-        } else {
-            v = W.queued[i - n_res];
-            const se_vector& sv = W.vec[v];
-            metric = sv.first_metric;
-            key = sv.first_key;
-            best = sv.first_best;
-        }
+        const int v = W.queued[i];
         const se_vector& sv = W.vec[v];
-        if (metric != se_double(sv.bound) || key != sv.key)
-            continue;
         const size_t m = static_cast<size_t>(map.matrix_of(v));
-        se_write(L, best, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
+        se_write(L, sv.best, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
                  stats ? stats + v : nullptr, sv.expanded, sv.evaluated, sv.truncated);
     }
 }
@@ -729,7 +703,7 @@ protected:
         d_queued.reserve(std::max<size_t>(n_vec, 1));
         // Chunks hold at most the whole batch.
         d_capacity = std::max(d_capacity,
-                              std::max(k_se_min_task_capacity, k_se_tasks_per_vector * n_vec));
+                              std::max(k_se_min_task_capacity, static_cast<size_t>(d_L.P) * n_vec));
         for (size_t i = 0; i < d_stream_of.size(); ++i)
             reserve_tasks(static_cast<int>(i));
     }
@@ -753,7 +727,6 @@ protected:
         W.queued = d_queued.get() + c.v0;
         W.tasks[0] = d_tasks[slot][0].get();
         W.tasks[1] = d_tasks[slot][1].get();
-        W.results = d_results[slot].get();
         W.words = d_words.get() + static_cast<size_t>(slot) * k_se_words;
         W.capacity = static_cast<unsigned int>(d_capacity);
         MIMODET_CUDA_CHECK(cudaMemsetAsync(W.words, 0, k_se_words * sizeof(unsigned int), s));
@@ -780,8 +753,6 @@ protected:
             MIMODET_CUDA_CHECK_LAUNCH();
         }
         const unsigned small = static_cast<unsigned>(d_sms);
-        psd_se_pick_kernel<<<small, k_se_threads, 0, s>>>(W);
-        MIMODET_CUDA_CHECK_LAUNCH();
         psd_se_write_kernel<<<small, k_se_threads, 0, s>>>(perm, d_L, c.map, W, c.bits, c.stats);
         MIMODET_CUDA_CHECK_LAUNCH();
     }
@@ -809,7 +780,6 @@ private:
     {
         d_tasks[i][0].reserve(d_capacity);
         d_tasks[i][1].reserve(d_capacity);
-        d_results[i].reserve(d_capacity * d_L.waves);
     }
 
     const psd_se_layout d_L;
@@ -829,7 +799,6 @@ private:
     device_buffer<se_vector> d_vec;
     device_buffer<int> d_queued;
     device_buffer<se_task> d_tasks[k_streams_max][2];
-    device_buffer<se_result> d_results[k_streams_max];
 };
 
 } // namespace

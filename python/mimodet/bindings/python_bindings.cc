@@ -335,10 +335,11 @@ PYBIND11_MODULE(mimodet_python, m)
         "The PSD parameter sets the library defines, as a new list of dicts (name, "
         "kind, n_tx, omega = |Omega| PAM levels per real dimension: 2 QPSK, 4 16QAM, "
         "8 64QAM, lvl, exp): kind 'table2' the PSD paper's Table 2 configurations, "
-        "'table5' its Table 5 sets (the CPU default for their n_tx and omega), 'gpu' "
-        "the sets searched on an H100 (the CUDA default), 'cpu-tuned' the depth-first "
-        "set lvl = N+1, N, ..., 1 with exp all 1 (any omega, omega None), which the CPU "
-        "runs as a Schnorr-Euchner sphere decoder (mimodet_bench --psd-preset cpu). "
+        "'table5' its Table 5 sets (mimodet_bench --psd-preset table5), 'gpu' the "
+        "Algorithm 3 sets searched on an H100 (the CUDA default at 4x4 16QAM; "
+        "--psd-preset h100-alg3), 'cpu-tuned' the depth-first set lvl = N+1, N, ..., 1 with "
+        "exp all 1 (any omega, omega None): the default, a Schnorr-Euchner sphere decoder "
+        "on a sorted QR on both backends. "
         "Any of them goes to detector('psd', ..., lvl=s['lvl'], exp=s['exp']) for its "
         "n_tx and omega.");
     m.def(
@@ -351,8 +352,9 @@ PYBIND11_MODULE(mimodet_python, m)
         py::arg("n_tx"),
         py::arg("mod"),
         py::arg("gpu") = false,
-        "(lvl, exp) a PSD detector uses when both are left empty: the CPU's (Table 5, "
-        "else one level per antenna) or, with gpu=True, the CUDA backend's.");
+        "(lvl, exp) a PSD detector uses when both are left empty: the CPU's (the "
+        "depth-first set) or, with gpu=True, the CUDA backend's (the depth-first set, "
+        "Algorithm 3's H100 set at 4x4 16QAM).");
 
     bind_blocks(m);
 
