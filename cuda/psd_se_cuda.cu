@@ -148,16 +148,41 @@ __device__ inline void se_load(psd_se_problem& pb,
                                double* s_R,
                                double* s_z)
 {
-    const int N = pb.N, M = 2 * L.nrx;
+    // Loops to compile-time bounds with guards: every load is issued before the first is
+    // used, so a vector's set-up costs about one memory latency, not one per element.
+    constexpr int MR = k_max_ant; // receive antennas at most
+    const int N = pb.N, nrx = L.nrx, M = 2 * nrx;
     const double* g = R + m * N * N;
     const int stride = se_R_cache<NMAX>::on ? k_se_threads : 1;
     double* z = se_R_cache<NMAX>::on ? s_z + threadIdx.x : s_z + threadIdx.x * NMAX;
-    for (int k = 0; k < N; ++k)
-        z[k * stride] = psd_rotate(Qt + (m * N + k) * M, y + static_cast<size_t>(v) * L.nrx, L.nrx);
+    const float2* yv = y + static_cast<size_t>(v) * nrx;
+    double yr[MR], yi[MR];
+    MIMODET_UNROLL
+    for (int i = 0; i < MR; ++i) {
+        const float2 e = i < nrx ? yv[i] : make_float2(0.f, 0.f);
+        yr[i] = e.x;
+        yi[i] = e.y;
+    }
+    const double* qt = Qt + m * N * M;
+    MIMODET_UNROLL
+    for (int k = 0; k < NMAX; ++k) {
+        if (k >= N)
+            break;
+        // psd_rotate's order: z_k = sum_i (q_ki Re y_i + q_k,nrx+i Im y_i).
+        double acc = 0.0;
+        MIMODET_UNROLL
+        for (int i = 0; i < MR; ++i)
+            if (i < nrx)
+                acc = rn_add(acc,
+                             rn_add(rn_mul(qt[k * M + i], yr[i]), rn_mul(qt[k * M + nrx + i], yi[i])));
+        z[k * stride] = acc;
+    }
     pb.z = z;
     if constexpr (se_R_cache<NMAX>::on) {
-        for (int e = 0; e < N * N; ++e)
-            s_R[e * k_se_threads + threadIdx.x] = g[e];
+        MIMODET_UNROLL
+        for (int e = 0; e < NMAX * NMAX; ++e)
+            if (e < N * N)
+                s_R[e * k_se_threads + threadIdx.x] = g[e];
         pb.R = s_R + threadIdx.x;
         pb.rs = k_se_threads;
     } else {
