@@ -52,7 +52,7 @@ string(REPLACE ";" ", " CPACK_DEBIAN_PACKAGE_DEPENDS "${_mimodet_depends}")
 # matplotlib: the BER-curve examples and GRC's GUI sinks.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnuradio-dev, python3-matplotlib")
 
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
+string(CONCAT CPACK_DEBIAN_PACKAGE_DESCRIPTION
     "MIMO-OFDM detection for GNU Radio 3.10: exact ML and near-ML detectors (parallel\n"
     "sphere detector, fixed-complexity and soft-output sphere decoders, multi-pass trellis\n"
     "traversal, ZF, MMSE) for 2 to 8 antennas and QPSK/16QAM/64QAM, on the CPU and on\n"

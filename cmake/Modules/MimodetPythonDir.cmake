@@ -6,13 +6,14 @@
 # (/usr/local/... starts with /usr too), and it falls back to lib/python3.X/site-packages,
 # which Debian's Python does not search. Debian's own place for packages of /usr is
 # lib/python3/dist-packages (GNU Radio's gnuradio package is there): use it when the
-# interpreter searches it. Other prefixes keep GrPython's choice. -DGR_PYTHON_DIR=...
+# interpreter searches it. Other prefixes keep GrPython's choice (GnuradioConfig has
+# already included GrPython, so GR_PYTHON_DIR is set by now). -DGR_PYTHON_DIR=...
 # overrides both.
 #
 # Copyright 2026 gr-mimodet developers.
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-if(NOT DEFINED GR_PYTHON_DIR)
+if(NOT DEFINED CACHE{GR_PYTHON_DIR})
   execute_process(
     COMMAND ${PYTHON_EXECUTABLE} -c "import os, sys
 prefix = os.path.realpath(sys.argv[1])
