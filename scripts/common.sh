@@ -67,15 +67,15 @@ mimodet_build() {
   local cuda
   cuda=$(sed -n 's/^ENABLE_CUDA:BOOL=//p' "$MIMODET_BUILD/CMakeCache.txt")
   if [ $fresh -eq 1 ]; then
-    # CPU time of a first build: about 9 CPU-minutes with CUDA for one architecture
-    # (measured), about 3.5 more for each further one (device code is compiled once per
-    # architecture: psd_cuda.cu, measured for one and for four, scaled to all .cu
-    # files), roughly 5 without CUDA. In tenths of a minute:
-    local cpu10=50 n=0
+    # CPU time of a first build: about 8.5 CPU-minutes with CUDA for one architecture
+    # (7.8 measured up to the last link), of which the .cu files take 2.4; each further
+    # architecture compiles their device code again, about 2.5 more (psd_cuda.cu and
+    # linear_cuda.cu measured for one and four, scaled to all .cu files). In tenths:
+    local cpu10=60 n=0
     if [ "$cuda" = ON ]; then
       archs=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$MIMODET_BUILD/CMakeCache.txt")
       n=$(echo "$archs" | tr ';' '\n' | grep -c .)
-      cpu10=$((50 + 35 * n))
+      cpu10=$((60 + 25 * n))
       echo "== building, with CUDA for architecture(s) $archs (MIMODET_CUDA_ARCHS chooses them)"
     else
       echo "== building, without CUDA"
