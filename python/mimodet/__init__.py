@@ -23,6 +23,52 @@ constellation helper) and
 gnuradio.mimodet.gui_probes (throughput meter), used by examples/ (examples/README.md).
 """
 
-from .mimodet_python import *  # noqa: F401,F403
-from .mimodet_python import detector_config, make_detector, modulation
+def _wrong_interpreter(err):
+    """An ImportError naming the fix when this Python can't load the extension.
+
+    The extension is built for one interpreter, GNU Radio's (CMake's PYTHON_EXECUTABLE,
+    /usr/bin/python3 on Debian). Another python3 first on PATH (pyenv, a venv, conda)
+    either has no gnuradio.gr, and the extension's initialisation fails with the bare
+    "initialization failed", or is another Python version, and the extension is not
+    found at all. Returns None when neither is the cause."""
+    import glob
+    import importlib.machinery
+    import importlib.util
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    built = sorted(
+        os.path.basename(f) for f in glob.glob(os.path.join(here, "mimodet_python*.so"))
+    )
+    suffixes = importlib.machinery.EXTENSION_SUFFIXES
+    if built and not any(f == "mimodet_python" + s for f in built for s in suffixes):
+        why = "its extension module (%s) was built for another Python version" % ", ".join(built)
+    else:
+        try:
+            found = importlib.util.find_spec("gnuradio.gr") is not None
+        except ImportError:
+            found = False
+        if found:
+            return None
+        why = "this Python cannot import GNU Radio (gnuradio.gr)"
+    return ImportError(
+        "gnuradio.mimodet cannot be loaded by %s (Python %d.%d): %s (%s). Run it with GNU "
+        "Radio's Python, the interpreter the module was built with (CMake's "
+        "PYTHON_EXECUTABLE; /usr/bin/python3 on Debian), e.g. /usr/bin/python3 script.py; "
+        "build and install with -DPYTHON_EXECUTABLE=<that python> to use another one."
+        % (sys.executable, sys.version_info[0], sys.version_info[1], why, err)
+    )
+
+
+try:
+    from .mimodet_python import *  # noqa: F401,F403
+    from .mimodet_python import detector_config, make_detector, modulation
+except ImportError as _err:
+    _hint = _wrong_interpreter(_err)
+    if _hint is None:
+        raise
+    raise _hint from _err
 from .api import detector, psd_default, snr_to_noise_var  # noqa: F401
+
+del _wrong_interpreter
