@@ -11,15 +11,19 @@
 // has its own channel matrix (n_sym = 1), since IT++ has no QR shared between vectors;
 // the PSD with 7 vectors per matrix (an OFDM slot's symbols) is printed beside it for
 // information. IT++'s starting radius is chosen per configuration as the fastest of a
-// few candidates on a calibration subset. Both decisions of every shared vector are
-// compared by their metric ||y - H s||^2 (both are exact ML searches): the exit status
-// is 1 if IT++ failed or either metric is worse than the other's.
+// few candidates on a calibration subset. The timed passes of the three alternate, so
+// that the ratio holds on a loaded machine; the "cpu" column is the process's CPU seconds
+// per wall second while timed (below 1: other processes had the core). Both decisions of
+// every shared vector are compared by their metric ||y - H s||^2 (both are exact ML
+// searches): the exit status is 1 if IT++ failed or either metric is worse than the
+// other's.
 
 #include "bench_cli.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
@@ -53,6 +57,7 @@ struct options {
 const std::vector<double> k_radius_factors = { 0.5, 0.75, 1, 1.5, 2, 3 };
 const std::vector<double> k_stepups = { 1.5, 2 };
 constexpr double k_rmax_factor = 1e3;
+constexpr int k_calib_rounds = 3;
 // Two ML decisions agree when their metrics agree within this (relative).
 constexpr double k_rel_tol = 1e-9;
 
@@ -71,7 +76,8 @@ void usage()
            "all vectors once)\n"
            "  --csv FILE      write one CSV row per configuration to FILE\n"
            "  --seed N        random seed (default 1)\n"
-           "Exit status 1 if any vector's IT++ and PSD decisions differ in metric or IT++ "
+           "Exit status 1 if any vector's IT++ and PSD decisions differ in metric or "
+           "IT++ "
            "failed.\n";
 }
 
@@ -184,7 +190,8 @@ itpp_inputs to_itpp(const rayleigh_batch& b, double gain)
 {
     itpp_inputs in;
     for (int m = 0; m < b.n_mat; ++m) {
-        in.H_r.push_back(real_H(&b.H[static_cast<size_t>(m) * b.n_rx * b.n_tx], b.n_tx, b.n_rx));
+        in.H_r.push_back(
+            real_H(&b.H[static_cast<size_t>(m) * b.n_rx * b.n_tx], b.n_tx, b.n_rx));
         in.H.push_back(in.H_r.back() * gain);
         in.y.push_back(real_y(&b.y[static_cast<size_t>(m) * b.n_rx], b.n_rx));
         in.r0.push_back(std::sqrt(double(b.noise_var[m]) * 2 * b.n_rx));
@@ -206,8 +213,8 @@ double run_itpp(itpp::ND_UPAM& chan,
     const auto t0 = clk::now();
     for (int v = 0; v < count; ++v) {
         const double rmin = c * in.r0[v];
-        const int st =
-            chan.sphere_decoding(in.y[v], in.H[v], rmin, k_rmax_factor * rmin, stepup, llr);
+        const int st = chan.sphere_decoding(
+            in.y[v], in.H[v], rmin, k_rmax_factor * rmin, stepup, llr);
         if (decisions) {
             (*decisions)[v] = llr;
             (*status)[v] = st;
@@ -216,43 +223,22 @@ double run_itpp(itpp::ND_UPAM& chan,
     return std::chrono::duration<double>(clk::now() - t0).count();
 }
 
-//! vectors/s of IT++ over whole passes of the first count vectors until min_seconds.
-double time_itpp(itpp::ND_UPAM& chan,
-                 const itpp_inputs& in,
-                 int count,
-                 double c,
-                 double stepup,
-                 double min_seconds)
+//! Wall seconds of one whole-batch call of our detector; bits receive its decisions.
+double run_ours(detector& det, const rayleigh_batch& b, std::vector<uint8_t>& bits)
 {
-    double s = 0;
-    size_t n = 0;
-    do {
-        s += run_itpp(chan, in, count, c, stepup, nullptr, nullptr);
-        n += count;
-    } while (s < min_seconds);
-    return n / s;
+    bits.resize(b.bits.size());
+    const auto t0 = clk::now();
+    det.detect_bits(
+        b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), bits.data());
+    return std::chrono::duration<double>(clk::now() - t0).count();
 }
 
-//! vectors/s of our detector over whole-batch calls until min_seconds (after a warm-up
-//! call whose bits are returned in bits).
-double time_ours(detector& det,
-                 const rayleigh_batch& b,
-                 double min_seconds,
-                 std::vector<uint8_t>& bits)
-{
-    bits.assign(b.bits.size(), 0);
-    det.detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), bits.data());
-    double s = 0;
-    size_t n = 0;
-    do {
-        const auto t0 = clk::now();
-        det.detect_bits(
-            b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), bits.data());
-        s += std::chrono::duration<double>(clk::now() - t0).count();
-        n += static_cast<size_t>(b.n_mat) * b.n_sym;
-    } while (s < min_seconds);
-    return n / s;
-}
+//! Accumulated timed seconds and vectors of one contestant.
+struct tally {
+    double seconds = 0;
+    size_t vectors = 0;
+    double rate() const { return vectors / seconds; }
+};
 
 } // namespace
 
@@ -275,11 +261,11 @@ int main(int argc, char** argv)
         }
         csv << "n_tx,n_rx,modulation,snr_db,vectors,itpp_rmin_factor,itpp_stepup,"
                "itpp_vectors_per_s,psd_vectors_per_s,ratio,psd_nsym7_vectors_per_s,"
-               "itpp_failed,itpp_worse,psd_worse\n";
+               "itpp_failed,itpp_worse,psd_worse,cpu_share\n";
     }
     std::printf("IT++ sphere_decoding vs mimodet psd (cpu, 1 thread), one channel matrix "
                 "per vector; rmin = c sqrt(noise_var 2 n_rx)\n");
-    std::printf("%-5s %-6s %5s %6s %5s %6s %12s %12s %8s %12s %6s %6s %6s\n",
+    std::printf("%-5s %-6s %5s %6s %5s %6s %12s %12s %8s %12s %6s %6s %6s %5s\n",
                 "ant",
                 "mod",
                 "snr",
@@ -292,7 +278,8 @@ int main(int argc, char** argv)
                 "psd7_vec/s",
                 "failed",
                 "itpp>",
-                "psd>");
+                "psd>",
+                "cpu");
     int findings = 0;
     for (int nt : o.n_tx)
         for (const auto& mod_name : o.mods)
@@ -305,28 +292,33 @@ int main(int argc, char** argv)
                 // IT++'s level unit: its outermost level is (M - 1) units.
                 const double itpp_unit = chan.get_symbols()(0)(0) / (con.pam_order() - 1);
                 const auto b1 = make_batch(nt, nr, mod, o.vectors, 1, snr, snr, o.seed);
-                const auto b7 = make_batch(
-                    nt, nr, mod, (o.vectors + 6) / 7, 7, snr, snr, o.seed + 1);
+                const auto b7 =
+                    make_batch(nt, nr, mod, (o.vectors + 6) / 7, 7, snr, snr, o.seed + 1);
                 const auto in = to_itpp(b1, con.scale() / itpp_unit);
 
-                // IT++'s fastest starting radius and step on the calibration subset.
+                // IT++'s fastest starting radius and step on the calibration subset: each
+                // candidate's best of k_calib_rounds interleaved rounds, which a busy
+                // machine's interruptions of single passes do not decide.
                 const int nc = std::min(o.calib_vectors, o.vectors);
-                double best_c = 0, best_step = 0, best_s = 1e300;
-                for (double c : k_radius_factors)
-                    for (double st : k_stepups) {
-                        const double s = run_itpp(chan, in, nc, c, st, nullptr, nullptr);
-                        if (s < best_s) {
-                            best_s = s;
-                            best_c = c;
-                            best_step = st;
-                        }
-                    }
+                std::vector<double> cand_s(k_radius_factors.size() * k_stepups.size(),
+                                           1e300);
+                for (int round = 0; round < k_calib_rounds; ++round)
+                    for (size_t i = 0; i < cand_s.size(); ++i)
+                        cand_s[i] =
+                            std::min(cand_s[i],
+                                     run_itpp(chan,
+                                              in,
+                                              nc,
+                                              k_radius_factors[i / k_stepups.size()],
+                                              k_stepups[i % k_stepups.size()],
+                                              nullptr,
+                                              nullptr));
+                const size_t best =
+                    std::min_element(cand_s.begin(), cand_s.end()) - cand_s.begin();
+                const double best_c = k_radius_factors[best / k_stepups.size()];
+                const double best_step = k_stepups[best % k_stepups.size()];
                 std::vector<itpp::QLLRvec> dec(o.vectors);
                 std::vector<int> status(o.vectors);
-                run_itpp(chan, in, o.vectors, best_c, best_step, &dec, &status);
-                const double itpp_vps =
-                    time_itpp(chan, in, o.vectors, best_c, best_step, o.min_seconds);
-
                 detector_config cfg;
                 cfg.algorithm = "psd";
                 cfg.backend = "cpu";
@@ -336,8 +328,33 @@ int main(int argc, char** argv)
                 cfg.mod = mod;
                 const auto det = detector::make(cfg);
                 std::vector<uint8_t> bits, bits7;
-                const double ours_vps = time_ours(*det, b1, o.min_seconds, bits);
-                const double ours7_vps = time_ours(*det, b7, o.min_seconds, bits7);
+                // Untimed first passes: the decisions compared below, and warm-up.
+                run_itpp(chan, in, o.vectors, best_c, best_step, &dec, &status);
+                run_ours(*det, b1, bits);
+                run_ours(*det, b7, bits7);
+                // The three alternate pass by pass, so that a change of the machine's
+                // load while they run falls on all of them alike.
+                tally t_itpp, t_ours, t_ours7;
+                const auto c0 = std::clock();
+                const auto w0 = clk::now();
+                do {
+                    t_itpp.seconds += run_itpp(
+                        chan, in, o.vectors, best_c, best_step, nullptr, nullptr);
+                    t_itpp.vectors += o.vectors;
+                    t_ours.seconds += run_ours(*det, b1, bits);
+                    t_ours.vectors += o.vectors;
+                    t_ours7.seconds += run_ours(*det, b7, bits7);
+                    t_ours7.vectors += static_cast<size_t>(b7.n_mat) * b7.n_sym;
+                } while (std::min({ t_itpp.seconds, t_ours.seconds, t_ours7.seconds }) <
+                         o.min_seconds);
+                // The process's CPU seconds per wall second while timed: below 1, other
+                // processes took the core part of the time.
+                const double cpu_share =
+                    (double(std::clock() - c0) / CLOCKS_PER_SEC) /
+                    std::chrono::duration<double>(clk::now() - w0).count();
+                const double itpp_vps = t_itpp.rate();
+                const double ours_vps = t_ours.rate();
+                const double ours7_vps = t_ours7.rate();
 
                 // Both decisions of every vector by their metric.
                 const int nb = det->bits_per_vector();
@@ -362,28 +379,30 @@ int main(int argc, char** argv)
                 findings += failed + itpp_worse + ours_worse;
                 char ant[16];
                 std::snprintf(ant, sizeof ant, "%dx%d", nt, nr);
-                std::printf("%-5s %-6s %5.1f %6d %5.2f %6.1f %12.0f %12.0f %8.2f %12.0f %6d "
-                            "%6d %6d\n",
-                            ant,
-                            mod_name.c_str(),
-                            snr,
-                            o.vectors,
-                            best_c,
-                            best_step,
-                            itpp_vps,
-                            ours_vps,
-                            ours_vps / itpp_vps,
-                            ours7_vps,
-                            failed,
-                            itpp_worse,
-                            ours_worse);
+                std::printf(
+                    "%-5s %-6s %5.1f %6d %5.2f %6.1f %12.0f %12.0f %8.2f %12.0f %6d "
+                    "%6d %6d %5.2f\n",
+                    ant,
+                    mod_name.c_str(),
+                    snr,
+                    o.vectors,
+                    best_c,
+                    best_step,
+                    itpp_vps,
+                    ours_vps,
+                    ours_vps / itpp_vps,
+                    ours7_vps,
+                    failed,
+                    itpp_worse,
+                    ours_worse,
+                    cpu_share);
                 std::fflush(stdout);
                 if (csv)
                     csv << nt << ',' << nr << ',' << mod_name << ',' << snr << ','
                         << o.vectors << ',' << best_c << ',' << best_step << ','
-                        << itpp_vps << ',' << ours_vps << ',' << ours_vps / itpp_vps << ','
-                        << ours7_vps << ',' << failed << ',' << itpp_worse << ','
-                        << ours_worse << '\n';
+                        << itpp_vps << ',' << ours_vps << ',' << ours_vps / itpp_vps
+                        << ',' << ours7_vps << ',' << failed << ',' << itpp_worse << ','
+                        << ours_worse << ',' << cpu_share << '\n';
             }
     if (findings) {
         std::printf("mismatches: %d vectors where IT++ failed or the two metrics differ "
