@@ -23,6 +23,7 @@ constellation helper) and
 gnuradio.mimodet.gui_probes (throughput meter), used by examples/ (examples/README.md).
 """
 
+
 def _wrong_interpreter(err):
     """An ImportError naming the fix when this Python can't load the extension.
 
