@@ -17,10 +17,19 @@ namespace {
 
 [[noreturn]] void reject(const psd_params& p, int n_tx, int omega, const std::string& why)
 {
+    // Valid sets for this system, so that the message shows what to write.
+    std::string examples;
+    if (n_tx >= 1 && n_tx <= 8 && omega >= 2) {
+        const psd_params df = psd_cpu_tuned(n_tx), t5 = psd_preset(n_tx, omega);
+        examples = "; valid for this system are e.g. lvl=" + psd_to_string(df.lvl) +
+                   " exp=" + psd_to_string(df.exp) + " (the depth-first default) or lvl=" +
+                   psd_to_string(t5.lvl) + " exp=" + psd_to_string(t5.exp) +
+                   " (the PSD paper's Table 5 set), or leave both empty";
+    }
     throw std::invalid_argument("mimodet: psd parameters lvl=" + psd_to_string(p.lvl) +
                                 " exp=" + psd_to_string(p.exp) + " for n_tx=" +
                                 std::to_string(n_tx) + ", |Omega|=" +
-                                std::to_string(omega) + ": " + why);
+                                std::to_string(omega) + ": " + why + examples);
 }
 
 // omega^e, saturated at psd_max_eval + 1 so callers can compare without overflow.
@@ -76,24 +85,24 @@ void validate_psd_params(const psd_params& p, int n_tx, int omega)
     if (nr < 1 || nr > N)
         reject(p, n_tx, omega,
                "lvl must hold lvl_0..lvl_nr with 0 < lvl_nr <= N = " + std::to_string(N) +
-                   " (Table 1), i.e. 2 to N+1 entries");
+                   ", i.e. 2 to N+1 entries");
     if (p.lvl[0] != N + 1)
         reject(p, n_tx, omega,
-               "lvl_0 must be N+1 = " + std::to_string(N + 1) + " (the root; Table 1)");
+               "lvl_0 must be N+1 = " + std::to_string(N + 1) + " (the root)");
     for (int x = 1; x <= nr; ++x)
         if (p.lvl[x] >= p.lvl[x - 1])
             reject(p, n_tx, omega,
-                   "lvl must be strictly decreasing (lvl_x > lvl_x+1; Table 1), but lvl_" +
+                   "lvl must be strictly decreasing (lvl_x > lvl_x+1), but lvl_" +
                        std::to_string(x - 1) + " = " + std::to_string(p.lvl[x - 1]) +
                        " <= lvl_" + std::to_string(x) + " = " + std::to_string(p.lvl[x]));
     if (p.lvl[nr] != 1)
-        reject(p, n_tx, omega, "the last level lvl_nr must be 1 (the leaves; Table 1)");
+        reject(p, n_tx, omega, "the last level lvl_nr must be 1 (the leaves)");
     if (static_cast<int>(p.exp.size()) != nr)
         reject(p, n_tx, omega,
                "exp must hold exp_0..exp_(nr-1), one per lvl entry but the last (" +
                    std::to_string(nr) + " entries)");
     if (p.exp[0] != 1)
-        reject(p, n_tx, omega, "exp_0 must be 1 (only the root is expanded; Table 1)");
+        reject(p, n_tx, omega, "exp_0 must be 1 (only the root is expanded)");
     const auto eval = psd_eval(p, omega);
     for (int x = 1; x <= nr; ++x) {
         if (eval[x - 1] > psd_max_eval)
@@ -106,7 +115,7 @@ void validate_psd_params(const psd_params& p, int n_tx, int omega)
             reject(p, n_tx, omega,
                    "exp_" + std::to_string(x) + " = " + std::to_string(p.exp[x]) +
                        " must satisfy 1 <= exp_x <= eval_x = " +
-                       std::to_string(eval[x - 1]) + " (Table 1)");
+                       std::to_string(eval[x - 1]) + " (the partial vectors level lvl_x holds)");
     }
 }
 
