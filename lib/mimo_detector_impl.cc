@@ -11,6 +11,7 @@
 #include <gnuradio/logger.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/lte_grid.h>
+#include <boost/thread/thread.hpp>
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +34,9 @@ int max_slots_per_call()
 }
 
 int grid_bytes(double mhz) { return sizeof(gr_complex) * 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
+
+//! Why a slot has no detection when the flowgraph stopped in the middle of it.
+const char* const k_stopped = "detection stopped: the flowgraph is stopping";
 
 } // namespace
 
@@ -106,6 +110,10 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
     const lte_grid grid(lte_numerology::from_bandwidth(bandwidth_mhz), cfg.n_tx, cell_id);
     d_slots_det = std::make_unique<core::slot_detection>(grid, cfg.n_rx, detector::make(cfg));
     d_max_per_slot = d_slots_det->max_values_per_slot();
+    // top_block::stop() interrupts the scheduler's threads, which a detection that runs
+    // for long (large slots, exhaustive search) checks only through this poll: work()
+    // then returns soon rather than after the whole call.
+    d_slots_det->det().set_cancel_poll([this] { return interrupted(); });
     // GPU: further lanes, each with its own detector (streams, device and pinned buffers),
     // detect parts of a call's slots at the same time, so one lane's host work (gather,
     // copies, scatter) overlaps another's kernels. The CPU backend already uses every
@@ -142,6 +150,39 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
                     cfg.n_tx,
                     cfg.n_rx,
                     d_max_per_slot);
+}
+
+void mimo_detector_impl::cancel_lanes(bool on)
+{
+    for (size_t l = 0; l <= d_extra_lanes.size(); ++l) {
+        detector& d = l == 0 ? d_slots_det->det() : d_extra_lanes[l - 1]->det();
+        if (on)
+            d.cancel();
+        else
+            d.clear_cancel();
+    }
+}
+
+bool mimo_detector_impl::interrupted()
+{
+    if (!boost::this_thread::interruption_requested())
+        return false;
+    cancel_lanes(true);
+    return true;
+}
+
+bool mimo_detector_impl::start()
+{
+    cancel_lanes(false);
+    return block::start();
+}
+
+bool mimo_detector_impl::stop()
+{
+    // The scheduler calls stop() on the block's own thread once work() has returned;
+    // a caller that stops the block from another thread ends a running detect here.
+    cancel_lanes(true);
+    return block::stop();
 }
 
 int mimo_detector_impl::items_per_slot(int ns) const
@@ -230,6 +271,10 @@ int mimo_detector_impl::general_work(int noutput_items,
                 d_lane_why[l] = sd.detect_bits(part,
                                                reinterpret_cast<uint8_t*>(out) + offset,
                                                d_deadline ? &d_lane_trunc[l] : nullptr);
+        } catch (const cancelled&) {
+            d_lane_why[l].assign(e - b, k_stopped);
+            std::memset(out + offset * elem, 0, count * elem);
+            d_lane_trunc[l].clear();
         } catch (const std::exception& ex) {
             d_lane_why[l].assign(e - b, std::string("detector failed: ") + ex.what());
             std::memset(out + offset * elem, 0, count * elem);
@@ -241,15 +286,20 @@ int mimo_detector_impl::general_work(int noutput_items,
                 truncated[i] = d_lane_trunc[l][i - b];
         }
     };
-    if (n_lanes > 1)
-        d_lane_pool.run(n_lanes, lane_run);
-    else if (n > 0)
+    if (n_lanes > 1) {
+        const std::function<void()> poll = [this] { interrupted(); };
+        d_lane_pool.run(n_lanes, lane_run, &poll);
+    } else if (n > 0) {
         lane_run(0);
+    }
 
     size_t at = 0;
     for (size_t i = 0; i < d_batch.size(); ++i) {
         const int ns = d_batch[i].ns;
-        if (!why[i].empty()) {
+        if (why[i] == k_stopped) {
+            d_logger->debug("slot {} (item {}): {}", ns, first + i, why[i]);
+            ++d_bad;
+        } else if (!why[i].empty()) {
             if (d_bad == 0 || (d_bad + 1) % 1000 == 0)
                 d_logger->error("slot {} (item {}): {}; output set to zeros ({} bad slots "
                                 "so far)",

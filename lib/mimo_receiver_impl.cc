@@ -12,6 +12,7 @@
 #include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimodet/lte_grid.h>
+#include <boost/thread/thread.hpp>
 #include <algorithm>
 #include <optional>
 #include <cstring>
@@ -69,6 +70,9 @@ mimo_receiver::sptr mimo_receiver::make(const std::string& algorithm,
 }
 
 namespace {
+//! Why a slot has no detection when the flowgraph stopped in the middle of it.
+const char* const k_stopped = "detection stopped: the flowgraph is stopping";
+
 //! Bytes of one input item: a grid, or a time-domain sample.
 int input_item_size(double bandwidth_mhz, bool time_domain)
 {
@@ -122,6 +126,9 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
             d_lanes.push_back(std::make_unique<core::slot_receiver>(
                 grid, cfg.n_rx, detector::make(cfg), est_threads, true, backoff));
     d_max_per_slot = d_lanes[0]->detection().max_values_per_slot();
+    // top_block::stop() interrupts the scheduler's threads, which a detection that runs
+    // for long checks only through this poll: work() then returns soon.
+    d_lanes[0]->detection().det().set_cancel_poll([this] { return interrupted(); });
     set_output_multiple(static_cast<int>(d_max_per_slot));
     set_min_output_buffer(0, output_buffer_items(d_max_per_slot, d_lanes.size()));
     set_relative_rate(static_cast<uint64_t>(d_max_per_slot),
@@ -146,8 +153,28 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                     d_lanes.size());
 }
 
+void mimo_receiver_impl::cancel_lanes(bool on)
+{
+    for (auto& lane : d_lanes) {
+        detector& d = lane->detection().det();
+        if (on)
+            d.cancel();
+        else
+            d.clear_cancel();
+    }
+}
+
+bool mimo_receiver_impl::interrupted()
+{
+    if (!boost::this_thread::interruption_requested())
+        return false;
+    cancel_lanes(true);
+    return true;
+}
+
 bool mimo_receiver_impl::start()
 {
+    cancel_lanes(false);
     // MIMODET_INPUT_REGISTER=0: copy the slots instead (measurements only).
     if (d_time_domain && d_lanes[0]->gpu_demodulation() &&
         env_override("MIMODET_INPUT_REGISTER", 0, 1, 1) == 1) {
@@ -176,6 +203,9 @@ bool mimo_receiver_impl::start()
 
 bool mimo_receiver_impl::stop()
 {
+    // The scheduler calls stop() on the block's own thread once work() has returned;
+    // a caller that stops the block from another thread ends a running detect here.
+    cancel_lanes(true);
     for (auto& lane : d_lanes)
         lane->unregister_input_memory();
     return block::stop();
@@ -294,21 +324,31 @@ int mimo_receiver_impl::general_work(int noutput_items,
                                    ? rx.receive_time_bits(j.ns, j.inputs, bits, d_deadline)
                                    : rx.receive_bits(j.ns, j.inputs, bits, d_deadline);
             }
+        } catch (const cancelled&) {
+            d_results[l] = core::slot_receiver::result{};
+            d_results[l].why = k_stopped;
+            std::memset(out + j.offset * elem, 0, count * elem);
         } catch (const std::exception& ex) {
             d_results[l] = core::slot_receiver::result{};
             d_results[l].why = std::string("receiver failed: ") + ex.what();
             std::memset(out + j.offset * elem, 0, count * elem);
         }
     };
-    if (jobs.size() > 1)
-        d_lane_pool.run(jobs.size(), lane_run);
-    else if (!jobs.empty())
+    if (jobs.size() > 1) {
+        const std::function<void()> poll = [this] { interrupted(); };
+        d_lane_pool.run(jobs.size(), lane_run, &poll);
+    }
+    else if (!jobs.empty()) {
         lane_run(0);
+    }
 
     for (size_t i = 0; i < jobs.size(); ++i) {
         const int ns = jobs[i].ns;
         const auto& res = d_results[i];
-        if (!res.why.empty()) {
+        if (res.why == k_stopped) {
+            d_logger->debug("slot {} (item {}): {}", ns, jobs[i].item, res.why);
+            ++d_bad;
+        } else if (!res.why.empty()) {
             if (d_bad == 0 || (d_bad + 1) % 1000 == 0)
                 d_logger->error("slot {} (item {}): {}; output set to zeros ({} bad slots "
                                 "so far)",

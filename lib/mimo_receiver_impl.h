@@ -51,6 +51,11 @@ public:
                      gr_vector_void_star& output_items) override;
 
 private:
+    //! Every lane's detector: cancel (on) or withdraw a cancellation (off).
+    void cancel_lanes(bool on);
+    //! The scheduler thread's interruption (top_block::stop): cancels every lane.
+    bool interrupted();
+
     //! The slot of input item abs_item (its "slot" tag, else the previous + 1).
     int slot_of_item(uint64_t abs_item, bool& tagged);
     //! This call's slots (one per lane at most) into d_jobs; returns the items of input
