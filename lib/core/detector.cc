@@ -77,6 +77,11 @@ protected:
             d_seg_vec0[i + 1] = d_seg_vec0[i] + segments[i].n_mat * segments[i].n_sym;
         }
         const size_t n_mat = d_seg_mat0[n_seg], n_vec = d_seg_vec0[n_seg];
+        // The kernels write the counters they keep (the linear ones none, only the PSD
+        // the truncation flag): every other field of every vector is zero, as
+        // vector_stats promises, whatever the caller's buffer held.
+        if (stats)
+            std::fill(stats, stats + n_vec, vector_stats{});
         const size_t by_work = std::max<size_t>(1, n_vec / k_min_vectors_per_thread);
         const size_t n_threads =
             std::min({ static_cast<size_t>(d_max_threads), n_mat, by_work });

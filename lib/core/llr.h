@@ -14,6 +14,7 @@
 #define INCLUDED_MIMODET_CORE_LLR_H
 
 #include <gnuradio/mimodet/detector.h>
+#include <float.h>
 #include <math.h>
 
 #ifdef __CUDACC__
@@ -51,6 +52,12 @@ MIMODET_LLR_HD inline float maxlog_llr(double min_metric_bit0,
         else if (l < -llr_clip)
             l = -llr_clip;
     }
+    // Huge samples or a tiny noise variance can take the LLR past float's range: it
+    // saturates there, rather than becoming infinite (and the conversion undefined).
+    if (l > FLT_MAX)
+        l = FLT_MAX;
+    else if (l < -FLT_MAX)
+        l = -FLT_MAX;
     return static_cast<float>(l);
 }
 
