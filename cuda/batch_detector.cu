@@ -6,6 +6,7 @@
  */
 
 #include "batch_detector.h"
+#include "llr.h" // saturate_llr: the unscaled LLRs as run_checked gives them
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -86,7 +87,7 @@ __global__ void scatter_slot_kernel(const uint8_t* __restrict__ bits_in,
         if (bits_out)
             bits_out[o] = signs ? (llr_in[i] < 0.0f ? 1 : 0) : bits_in[i];
         else
-            llr_out[o] = scale_llr ? llr_in[i] * scale : llr_in[i];
+            llr_out[o] = scale_llr ? saturate_llr(double(llr_in[i]) * scale) : llr_in[i];
     }
 }
 

@@ -395,8 +395,8 @@ void detector::run_checked(const cf* H,
         for (const auto& g : used)
             for (size_t m = 0; m < g.n_mat; ++m) {
                 const float nv = noise_var[m0++];
-                for (size_t i = 0; i < g.n_sym * nb; ++i)
-                    *l++ *= nv;
+                for (size_t i = 0; i < g.n_sym * nb; ++i, ++l)
+                    *l = core::saturate_llr(double(*l) * nv);
             }
     }
 }

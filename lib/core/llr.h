@@ -27,6 +27,18 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
+//! x as a float, saturated at float's range: huge samples or a tiny noise variance can
+//! take an LLR past it, which would otherwise become infinite (and the conversion
+//! undefined). NaN stays NaN.
+MIMODET_LLR_HD inline float saturate_llr(double x)
+{
+    if (x > FLT_MAX)
+        return FLT_MAX;
+    if (x < -FLT_MAX)
+        return -FLT_MAX;
+    return static_cast<float>(x);
+}
+
 //! LLR from the two per-bit minimum metrics (max-log), with clipping and the
 //! missing-counter-hypothesis rule of detector_config::llr_clip. A minimum of +inf
 //! means no path with that bit value was found.
@@ -52,13 +64,7 @@ MIMODET_LLR_HD inline float maxlog_llr(double min_metric_bit0,
         else if (l < -llr_clip)
             l = -llr_clip;
     }
-    // Huge samples or a tiny noise variance can take the LLR past float's range: it
-    // saturates there, rather than becoming infinite (and the conversion undefined).
-    if (l > FLT_MAX)
-        l = FLT_MAX;
-    else if (l < -FLT_MAX)
-        l = -FLT_MAX;
-    return static_cast<float>(l);
+    return saturate_llr(l);
 }
 
 } // namespace core
