@@ -19,17 +19,19 @@
 //    time (the driver's timeout).
 // The PSD's search has no bound per vector of its own: calls of more than 2x2 16QAM get
 // a deadline (psd_deadline_us), as a real-time user would set, so one input cannot
-// search for minutes.
+// search for minutes. Exhaustive searches of more than 2^12 leaves per vector get at
+// most 4 vectors (bounded anyway; this keeps the inputs per second up).
 
 #include "fuzz_input.h"
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
-#include <complex>
 #include <gnuradio/mimodet/detector.h>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,8 +51,9 @@ std::string g_case;
 std::string describe(const detector_config& c)
 {
     std::ostringstream os;
-    os << c.algorithm << " " << c.n_tx << "x" << c.n_rx << " q=" << static_cast<int>(c.mod)
-       << " threads=" << c.threads << " sorted_qr=" << c.sorted_qr << " lvl=[";
+    os << c.algorithm << " " << c.n_tx << "x" << c.n_rx
+       << " q=" << static_cast<int>(c.mod) << " threads=" << c.threads
+       << " sorted_qr=" << c.sorted_qr << " lvl=[";
     for (int v : c.psd_lvl)
         os << v << " ";
     os << "] exp=[";
@@ -136,13 +139,24 @@ void run_one(fuzz_input& in)
 
     const size_t nr = cfg.n_rx, nt = cfg.n_tx;
     const size_t nb = static_cast<size_t>(det->bits_per_vector());
+    // An exhaustive search per vector (ML; FSD/SFSD with T levels fully expanded) of
+    // more than 2^12 leaves gets at most 4 vectors: such a call is bounded, but at up to
+    // 2^18 leaves per vector a large batch would slow the fuzzer to a few inputs a
+    // second.
+    const int T = cfg.fsd_full_levels < 0 ? 1 : cfg.fsd_full_levels;
+    const double leaves =
+        std::pow(2.0,
+                 q * (cfg.algorithm == "ml"                               ? cfg.n_tx
+                      : cfg.algorithm == "fsd" || cfg.algorithm == "sfsd" ? T
+                                                                          : 0));
+    const int max_side = leaves > 4096 ? 2 : 8;
     std::vector<batch_segment> segs;
-    const bool segmented = in.flag();
+    const bool segmented = in.flag() && max_side > 2;
     const int n_seg = segmented ? in.range(1, 4) : 1;
     size_t n_mat = 0, n_vec = 0;
     for (int i = 0; i < n_seg; ++i) {
-        batch_segment g{ static_cast<size_t>(in.range(0, segmented ? 4 : 8)),
-                         static_cast<size_t>(in.range(0, segmented ? 7 : 8)) };
+        batch_segment g{ static_cast<size_t>(in.range(0, segmented ? 4 : max_side)),
+                         static_cast<size_t>(in.range(0, segmented ? 7 : max_side)) };
         segs.push_back(g);
         n_mat += g.n_mat;
         n_vec += g.n_mat * g.n_sym;
@@ -184,6 +198,20 @@ void run_one(fuzz_input& in)
     std::vector<vector_stats> stats(n_vec);
     for (auto& s : stats)
         s.truncated = 7;
+    const auto t_call = std::chrono::steady_clock::now();
+    // MIMODET_FUZZ_SLOW_S=x: names every call that takes longer than x seconds.
+    struct slow_report {
+        std::chrono::steady_clock::time_point t0;
+        ~slow_report()
+        {
+            static const char* limit = std::getenv("MIMODET_FUZZ_SLOW_S");
+            const double s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+                    .count();
+            if (limit && s > std::atof(limit))
+                std::fprintf(stderr, "slow call: %.3f s: %s\n", s, g_case.c_str());
+        }
+    } slow{ t_call };
     try {
         if (want_llr) {
             if (segmented)
