@@ -82,6 +82,17 @@ def run_detector(det, mhz, n_rx, ys, Hs, nvs, slots, soft, tagged=True, queue=0)
     return np.array(snk.data()), snk.tags()
 
 
+def stop_while_running(tb, after_s=0.5):
+    """Starts tb and stops it after_s seconds in; returns the seconds that
+    tb.stop(); tb.wait() took."""
+    tb.start()
+    time.sleep(after_s)
+    t0 = time.monotonic()
+    tb.stop()
+    tb.wait()
+    return time.monotonic() - t0
+
+
 class qa_mimo_detector(gr_unittest.TestCase):
     def setUp(self):
         self.rng = np.random.default_rng(77)
@@ -321,12 +332,7 @@ class qa_mimo_detector(gr_unittest.TestCase):
         tb.connect(nv_src, (det, n + 1))
         snk = blocks.vector_sink_b()
         tb.connect(det, snk)
-        tb.start()
-        time.sleep(0.5)
-        t0 = time.monotonic()
-        tb.stop()
-        tb.wait()
-        stop_s = time.monotonic() - t0
+        stop_s = stop_while_running(tb)
         self.assertLess(stop_s, 1.0)
         print("stop() + wait(): %.1f ms" % (stop_s * 1e3))
         self.assertLess(det.slots_processed(), len(slots))

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 
 import numpy as np
 import pmt
@@ -27,7 +26,7 @@ from gnuradio import mimodet
 from qa_examples import GRC_COMMON, env as grc_env, flowgraph, front_end_graph  # noqa: E402,E501
 # Test channels and the framer's mapping, as the estimator's and the detector's QA.
 from qa_channel_estimator import make_channel  # noqa: E402
-from qa_mimo_detector import map_bits  # noqa: E402
+from qa_mimo_detector import map_bits, stop_while_running  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MODS = {"qpsk": 2, "16qam": 4, "64qam": 6}
@@ -693,12 +692,7 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         tb = gr.top_block()
         connect_sources(tb, ys, slot_tags(slots), [rx])
         tb.connect(rx, blocks.vector_sink_b())
-        tb.start()
-        time.sleep(0.5)
-        t0 = time.monotonic()
-        tb.stop()
-        tb.wait()
-        stop_s = time.monotonic() - t0
+        stop_s = stop_while_running(tb)
         self.assertLess(stop_s, 1.0)
         self.assertLess(rx.slots_processed(), len(slots))
         print("stop() + wait(): %.1f ms" % (stop_s * 1e3))
