@@ -225,6 +225,8 @@ int mimo_detector_impl::general_work(int noutput_items,
     // subcarrier groups: for the CUDA backend one round of copies and one wait).
     d_batch.clear();
     d_grid_ptrs.resize(static_cast<size_t>(d_max_slots_per_call) * d_n_rx);
+    const int next_ns0 = d_next_ns; // restored where the call is abandoned
+    const uint64_t untagged0 = d_untagged;
     int done = 0;
     size_t produced = 0;
     while (done < avail && done < d_max_slots_per_call) {
@@ -273,7 +275,6 @@ int mimo_detector_impl::general_work(int noutput_items,
                                                d_deadline ? &d_lane_trunc[l] : nullptr);
         } catch (const cancelled&) {
             d_lane_why[l].assign(e - b, k_stopped);
-            std::memset(out + offset * elem, 0, count * elem);
             d_lane_trunc[l].clear();
         } catch (const std::exception& ex) {
             d_lane_why[l].assign(e - b, std::string("detector failed: ") + ex.what());
@@ -292,14 +293,19 @@ int mimo_detector_impl::general_work(int noutput_items,
     } else if (n > 0) {
         lane_run(0);
     }
+    if (std::find(why.begin(), why.end(), k_stopped) != why.end()) {
+        // The flowgraph is stopping (top_block::stop): the call is abandoned, its slots
+        // neither produced nor consumed, as if it had not begun.
+        d_next_ns = next_ns0;
+        d_untagged = untagged0;
+        d_logger->debug("{} slot(s) left undetected: the flowgraph is stopping", n);
+        return 0;
+    }
 
     size_t at = 0;
     for (size_t i = 0; i < d_batch.size(); ++i) {
         const int ns = d_batch[i].ns;
-        if (why[i] == k_stopped) {
-            d_logger->debug("slot {} (item {}): {}", ns, first + i, why[i]);
-            ++d_bad;
-        } else if (!why[i].empty()) {
+        if (!why[i].empty()) {
             if (d_bad == 0 || (d_bad + 1) % 1000 == 0)
                 d_logger->error("slot {} (item {}): {}; output set to zeros ({} bad slots "
                                 "so far)",

@@ -302,6 +302,10 @@ int mimo_receiver_impl::general_work(int noutput_items,
     for (int r = 0; r < d_n_rx; ++r)
         d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
     size_t produced = 0;
+    // Restored where the call is abandoned (the time-domain aligner is not: on a restart
+    // it follows the next slot tag).
+    const int next_ns0 = d_next_ns;
+    const uint64_t untagged0 = d_untagged;
     const int consumed = d_time_domain ? collect_time_jobs(avail, noutput_items, produced)
                                        : collect_grid_jobs(avail, noutput_items, produced);
 
@@ -327,7 +331,6 @@ int mimo_receiver_impl::general_work(int noutput_items,
         } catch (const cancelled&) {
             d_results[l] = core::slot_receiver::result{};
             d_results[l].why = k_stopped;
-            std::memset(out + j.offset * elem, 0, count * elem);
         } catch (const std::exception& ex) {
             d_results[l] = core::slot_receiver::result{};
             d_results[l].why = std::string("receiver failed: ") + ex.what();
@@ -341,14 +344,21 @@ int mimo_receiver_impl::general_work(int noutput_items,
     else if (!jobs.empty()) {
         lane_run(0);
     }
+    for (const auto& res : d_results)
+        if (res.why == k_stopped) {
+            // The flowgraph is stopping (top_block::stop): the call is abandoned, its
+            // slots neither produced nor consumed.
+            d_next_ns = next_ns0;
+            d_untagged = untagged0;
+            d_logger->debug("{} slot(s) left undetected: the flowgraph is stopping",
+                            jobs.size());
+            return 0;
+        }
 
     for (size_t i = 0; i < jobs.size(); ++i) {
         const int ns = jobs[i].ns;
         const auto& res = d_results[i];
-        if (res.why == k_stopped) {
-            d_logger->debug("slot {} (item {}): {}", ns, jobs[i].item, res.why);
-            ++d_bad;
-        } else if (!res.why.empty()) {
+        if (!res.why.empty()) {
             if (d_bad == 0 || (d_bad + 1) % 1000 == 0)
                 d_logger->error("slot {} (item {}): {}; output set to zeros ({} bad slots "
                                 "so far)",
