@@ -340,8 +340,7 @@ int mimo_receiver_impl::general_work(int noutput_items,
     if (jobs.size() > 1) {
         const std::function<void()> poll = [this] { interrupted(); };
         d_lane_pool.run(jobs.size(), lane_run, &poll);
-    }
-    else if (!jobs.empty()) {
+    } else if (!jobs.empty()) {
         lane_run(0);
     }
     for (const auto& res : d_results)
