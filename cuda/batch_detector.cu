@@ -6,6 +6,7 @@
  */
 
 #include "batch_detector.h"
+#include "llr.h" // saturate_llr: the unscaled LLRs as run_checked gives them
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -86,7 +87,7 @@ __global__ void scatter_slot_kernel(const uint8_t* __restrict__ bits_in,
         if (bits_out)
             bits_out[o] = signs ? (llr_in[i] < 0.0f ? 1 : 0) : bits_in[i];
         else
-            llr_out[o] = scale_llr ? llr_in[i] * scale : llr_in[i];
+            llr_out[o] = scale_llr ? saturate_llr(double(llr_in[i]) * scale) : llr_in[i];
     }
 }
 
@@ -370,7 +371,26 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
         return;
     }
 
+    // At most k_in_flight chunks are enqueued ahead of the host: before chunk c goes
+    // out, chunk c - k_in_flight is waited for and unstaged, and the host checks for a
+    // cancellation, so a cancelled call waits for the chunks already on the GPU only.
+    // Chunks finish in order per stream; copying out chunk c overlaps later chunks.
+    size_t collected = 0;
+    auto collect = [&](size_t c) {
+        MIMODET_CUDA_CHECK(cudaEventSynchronize(d_events[c]));
+        const chunk k = make_chunk(c, false);
+        unstage(k.v0, k.n_vec);
+    };
     for (size_t c = 0; c < d_chunks.size(); ++c) {
+        if (c >= k_in_flight)
+            collect(collected++);
+        if (cancel_check()) {
+            // The caller throws: leave nothing in flight, and nothing for
+            // kernel_seconds to re-run on a partial upload.
+            synchronize_all();
+            d_chunks.clear();
+            return;
+        }
         cudaStream_t s = d_streams[c % k_streams];
         const chunk k = make_chunk(c, dev_stats);
         // Staging this chunk on the CPU overlaps the GPU work of the previous ones.
@@ -382,12 +402,8 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
         copy_out(s, k.v0, k.n_vec);
         MIMODET_CUDA_CHECK(cudaEventRecord(d_events[c], s));
     }
-    // Chunks finish in order per stream; copying out chunk c overlaps later chunks.
-    for (size_t c = 0; c < d_chunks.size(); ++c) {
-        MIMODET_CUDA_CHECK(cudaEventSynchronize(d_events[c]));
-        const chunk k = make_chunk(c, false);
-        unstage(k.v0, k.n_vec);
-    }
+    while (collected < d_chunks.size())
+        collect(collected++);
 }
 
 void cuda_batch_detector::enqueue_chunks_forked(bool dev_stats, bool signs)

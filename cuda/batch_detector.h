@@ -11,7 +11,8 @@
 // per kernel) that go round-robin over a few streams; each chunk is staged into pinned
 // memory, copied to the device asynchronously, detected by the algorithm's kernels and
 // copied back, so the copies of one chunk overlap the kernels of others; the host waits
-// once per call, chunk by chunk as results are needed. Buffers only
+// chunk by chunk as results are needed, a few chunks behind the GPU, and checks for a
+// cancellation (detector::cancel) before each chunk it enqueues. Buffers only
 // grow; nothing is allocated per call once the largest batch has been seen.
 
 #ifndef INCLUDED_MIMODET_CUDA_BATCH_DETECTOR_H
@@ -131,6 +132,9 @@ private:
     void record_timeline(int64_t t_enqueued, int64_t t_synced);
 
     static constexpr int k_streams = 3;
+    //! Large calls: chunks enqueued ahead of the host (two per stream keep every stream
+    //! fed while the host stages the next).
+    static constexpr size_t k_in_flight = 2 * k_streams;
 
     bool d_soft;
     int d_device = 0;

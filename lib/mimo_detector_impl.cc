@@ -11,6 +11,7 @@
 #include <gnuradio/logger.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/lte_grid.h>
+#include <boost/thread/thread.hpp>
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +34,9 @@ int max_slots_per_call()
 }
 
 int grid_bytes(double mhz) { return sizeof(gr_complex) * 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
+
+//! Why a slot has no detection when the flowgraph stopped in the middle of it.
+const char* const k_stopped = "detection stopped: the flowgraph is stopping";
 
 } // namespace
 
@@ -139,6 +143,10 @@ void mimo_detector_impl::make_lanes(int cell_id)
     d_lane_cell = cell_id;
     const lte_grid grid(d_num, d_cfg.n_tx, cell_id);
     d_slots_det = std::make_unique<core::slot_detection>(grid, d_cfg.n_rx, detector::make(d_cfg));
+    // top_block::stop() interrupts the scheduler's threads, which a detection that runs
+    // for long (large slots, exhaustive search) checks only through this poll: work()
+    // then returns soon rather than after the whole call.
+    d_slots_det->det().set_cancel_poll([this] { return interrupted(); });
     // GPU: further lanes, each with its own detector (streams, device and pinned buffers),
     // detect parts of a call's slots at the same time, so one lane's host work (gather,
     // copies, scatter) overlaps another's kernels. The CPU backend already uses every
@@ -161,6 +169,39 @@ void mimo_detector_impl::prepare_lanes()
         for (auto& lane : d_extra_lanes)
             lane->prepare(per_lane);
     }
+}
+
+void mimo_detector_impl::cancel_lanes(bool on)
+{
+    for (size_t l = 0; l <= d_extra_lanes.size(); ++l) {
+        detector& d = l == 0 ? d_slots_det->det() : d_extra_lanes[l - 1]->det();
+        if (on)
+            d.cancel();
+        else
+            d.clear_cancel();
+    }
+}
+
+bool mimo_detector_impl::interrupted()
+{
+    if (!boost::this_thread::interruption_requested())
+        return false;
+    cancel_lanes(true);
+    return true;
+}
+
+bool mimo_detector_impl::start()
+{
+    cancel_lanes(false);
+    return block::start();
+}
+
+bool mimo_detector_impl::stop()
+{
+    // The scheduler calls stop() on the block's own thread once work() has returned;
+    // a caller that stops the block from another thread ends a running detect here.
+    cancel_lanes(true);
+    return block::stop();
 }
 
 int mimo_detector_impl::items_per_slot(int ns) const
@@ -203,6 +244,8 @@ int mimo_detector_impl::general_work(int noutput_items,
     // subcarrier groups: for the CUDA backend one round of copies and one wait).
     d_batch.clear();
     d_grid_ptrs.resize(static_cast<size_t>(d_max_slots_per_call) * d_n_rx);
+    const int next_ns0 = d_next_ns; // restored where the call is abandoned
+    const uint64_t untagged0 = d_untagged;
     int done = 0;
     size_t produced = 0;
     if (d_cell.automatic()) {
@@ -262,6 +305,9 @@ int mimo_detector_impl::general_work(int noutput_items,
                 d_lane_why[l] = sd.detect_bits(part,
                                                reinterpret_cast<uint8_t*>(out) + offset,
                                                d_deadline ? &d_lane_trunc[l] : nullptr);
+        } catch (const cancelled&) {
+            d_lane_why[l].assign(e - b, k_stopped);
+            d_lane_trunc[l].clear();
         } catch (const std::exception& ex) {
             d_lane_why[l].assign(e - b, std::string("detector failed: ") + ex.what());
             std::memset(out + offset * elem, 0, count * elem);
@@ -277,9 +323,18 @@ int mimo_detector_impl::general_work(int noutput_items,
         std::fill(why.begin(), why.end(), "no cell id known (cell_id -1 and no cell_id tag so far)");
         std::memset(out, 0, produced * elem);
     } else if (n_lanes > 1) {
-        d_lane_pool.run(n_lanes, lane_run);
+        const std::function<void()> poll = [this] { interrupted(); };
+        d_lane_pool.run(n_lanes, lane_run, &poll);
     } else if (n > 0) {
         lane_run(0);
+    }
+    if (std::find(why.begin(), why.end(), k_stopped) != why.end()) {
+        // The flowgraph is stopping (top_block::stop): the call is abandoned, its slots
+        // neither produced nor consumed, as if it had not begun.
+        d_next_ns = next_ns0;
+        d_untagged = untagged0;
+        d_logger->debug("{} slot(s) left undetected: the flowgraph is stopping", n);
+        return 0;
     }
 
     size_t at = 0;

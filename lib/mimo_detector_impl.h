@@ -36,6 +36,10 @@ public:
     uint64_t untagged_slots() const override { return d_untagged.load(); }
     uint64_t truncated_slots() const override { return d_truncated.load(); }
 
+    //! start(): withdraws a cancellation left by stop(); stop(): cancels a running detect.
+    bool start() override;
+    bool stop() override;
+
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
                      gr_vector_int& ninput_items,
@@ -47,6 +51,11 @@ private:
     //! buffers.
     void make_lanes(int cell_id);
     void prepare_lanes();
+    //! Every lane's detector: cancel (on) or withdraw a cancellation (off).
+    void cancel_lanes(bool on);
+    //! The scheduler thread's interruption (top_block::stop): cancels every lane.
+    bool interrupted();
+
     //! ns of an input item: its slot tag, else the previous slot + 1.
     int slot_of_item(uint64_t abs_item, bool& tagged);
 

@@ -13,6 +13,7 @@
 #include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimodet/lte_grid.h>
+#include <boost/thread/thread.hpp>
 #include <algorithm>
 #include <optional>
 #include <cstring>
@@ -72,6 +73,9 @@ mimo_receiver::sptr mimo_receiver::make(const std::string& algorithm,
 }
 
 namespace {
+//! Why a slot has no detection when the flowgraph stopped in the middle of it.
+const char* const k_stopped = "detection stopped: the flowgraph is stopping";
+
 //! Bytes of one input item: a grid, or a time-domain sample.
 int input_item_size(double bandwidth_mhz, bool time_domain)
 {
@@ -155,6 +159,9 @@ void mimo_receiver_impl::make_lanes(int cell_id)
     } catch (const std::invalid_argument& e) { // the back-off, named as the block's
         throw std::invalid_argument(std::string("mimo_receiver: ") + e.what());
     }
+    // top_block::stop() interrupts the scheduler's threads, which a detection that runs
+    // for long checks only through this poll: work() then returns soon.
+    d_lanes[0]->detection().det().set_cancel_poll([this] { return interrupted(); });
     // GPU: further lanes, each with its own estimator and detector (streams, device and
     // pinned buffers), receive other queued slots at the same time.
     if (gpu)
@@ -171,8 +178,28 @@ void mimo_receiver_impl::make_lanes(int cell_id)
         register_inputs();
 }
 
+void mimo_receiver_impl::cancel_lanes(bool on)
+{
+    for (auto& lane : d_lanes) {
+        detector& d = lane->detection().det();
+        if (on)
+            d.cancel();
+        else
+            d.clear_cancel();
+    }
+}
+
+bool mimo_receiver_impl::interrupted()
+{
+    if (!boost::this_thread::interruption_requested())
+        return false;
+    cancel_lanes(true);
+    return true;
+}
+
 bool mimo_receiver_impl::start()
 {
+    cancel_lanes(false);
     d_started = true;
     register_inputs();
     return block::start();
@@ -208,6 +235,9 @@ void mimo_receiver_impl::register_inputs()
 bool mimo_receiver_impl::stop()
 {
     d_started = false;
+    // The scheduler calls stop() on the block's own thread once work() has returned;
+    // a caller that stops the block from another thread ends a running detect here.
+    cancel_lanes(true);
     for (auto& lane : d_lanes)
         lane->unregister_input_memory();
     return block::stop();
@@ -315,6 +345,10 @@ int mimo_receiver_impl::general_work(int noutput_items,
         d_cell_tags.clear();
         get_tags_in_range(d_cell_tags, 0, first, first + avail, d_cell_key);
     }
+    // Restored where the call is abandoned (the time-domain aligner is not: on a restart
+    // it follows the next slot tag).
+    const int next_ns0 = d_next_ns;
+    const uint64_t untagged0 = d_untagged;
     const int consumed = d_time_domain ? collect_time_jobs(avail, noutput_items, produced)
                                        : collect_grid_jobs(avail, noutput_items, produced);
 
@@ -345,16 +379,31 @@ int mimo_receiver_impl::general_work(int noutput_items,
                                    ? rx.receive_time_bits(j.ns, j.inputs, bits, d_deadline)
                                    : rx.receive_bits(j.ns, j.inputs, bits, d_deadline);
             }
+        } catch (const cancelled&) {
+            d_results[l] = core::slot_receiver::result{};
+            d_results[l].why = k_stopped;
         } catch (const std::exception& ex) {
             d_results[l] = core::slot_receiver::result{};
             d_results[l].why = std::string("receiver failed: ") + ex.what();
             std::memset(out + j.offset * elem, 0, count * elem);
         }
     };
-    if (jobs.size() > 1)
-        d_lane_pool.run(jobs.size(), lane_run);
-    else if (!jobs.empty())
+    if (jobs.size() > 1) {
+        const std::function<void()> poll = [this] { interrupted(); };
+        d_lane_pool.run(jobs.size(), lane_run, &poll);
+    } else if (!jobs.empty()) {
         lane_run(0);
+    }
+    for (const auto& res : d_results)
+        if (res.why == k_stopped) {
+            // The flowgraph is stopping (top_block::stop): the call is abandoned, its
+            // slots neither produced nor consumed.
+            d_next_ns = next_ns0;
+            d_untagged = untagged0;
+            d_logger->debug("{} slot(s) left undetected: the flowgraph is stopping",
+                            jobs.size());
+            return 0;
+        }
 
     for (size_t i = 0; i < jobs.size(); ++i) {
         const int ns = jobs[i].ns;

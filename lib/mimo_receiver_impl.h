@@ -64,6 +64,11 @@ private:
     void register_inputs();
     //! The cell of the slot starting at input item abs_item (d_cell_tags: this call's).
     int cell_of_slot(uint64_t abs_item) { return d_cell.update(d_cell_tags, abs_item, *d_logger); }
+    //! Every lane's detector: cancel (on) or withdraw a cancellation (off).
+    void cancel_lanes(bool on);
+    //! The scheduler thread's interruption (top_block::stop): cancels every lane.
+    bool interrupted();
+
     //! The slot of input item abs_item (its "slot" tag, else the previous + 1).
     int slot_of_item(uint64_t abs_item, bool& tagged);
     //! This call's slots (one per lane at most) into d_jobs; returns the items of input

@@ -6,6 +6,7 @@
  */
 
 #include "backend.h"
+#include "cancellation.h"
 #include "finite.h"
 #include "kernel.h"
 #include "psd_params.h"
@@ -36,6 +37,9 @@ const std::vector<std::string> k_algorithms = { "ml",  "zf",  "mmse", "psd",
 
 // Below this many vectors per call waking a worker costs more than it saves.
 constexpr size_t k_min_vectors_per_thread = 64;
+// Most vectors of one matrix between two cancel checks: a slot's subcarrier (up to 7
+// vectors) stays one kernel call; a matrix with thousands of vectors is still cut short.
+constexpr size_t k_vectors_per_check = 16;
 
 class cpu_detector : public detector
 {
@@ -73,6 +77,11 @@ protected:
             d_seg_vec0[i + 1] = d_seg_vec0[i] + segments[i].n_mat * segments[i].n_sym;
         }
         const size_t n_mat = d_seg_mat0[n_seg], n_vec = d_seg_vec0[n_seg];
+        // The kernels write the counters they keep (the linear ones none, only the PSD
+        // the truncation flag): every other field of every vector is zero, as
+        // vector_stats promises, whatever the caller's buffer held.
+        if (stats)
+            std::fill(stats, stats + n_vec, vector_stats{});
         const size_t by_work = std::max<size_t>(1, n_vec / k_min_vectors_per_thread);
         const size_t n_threads =
             std::min({ static_cast<size_t>(d_max_threads), n_mat, by_work });
@@ -85,6 +94,13 @@ protected:
             d_kernels[t]->begin_call(call_start);
 
         const int nb = bits_per_vector();
+        // Cancellation: the calling thread also runs the cancel poll (cancel_check);
+        // the workers only read the flag.
+        const std::thread::id caller = std::this_thread::get_id();
+        auto stop = [&] {
+            return std::this_thread::get_id() == caller ? cancel_check()
+                                                        : cancel_requested();
+        };
         auto work = [&](size_t t, size_t begin, size_t end) {
             core::cpu_kernel& k = *d_kernels[t];
             const int nr = d_cfg.n_rx, nt = d_cfg.n_tx;
@@ -107,26 +123,35 @@ protected:
                 yv.resize(n_sym * nr);
                 for (size_t i = 0; i < n_sym * nr; ++i)
                     yv[i] = core::cd(ym[i]);
-                vector_stats* st = stats ? stats + v : nullptr;
                 const double nv = noise_var[m];
-                if (d_soft) {
-                    if (bits && !llr)
-                        llr_tmp.resize(n_sym * nb);
-                    float* out = llr ? llr + v * nb : llr_tmp.data();
-                    k.detect(Hm, yv.data(), static_cast<int>(n_sym), nv, nullptr, out, st);
-                    if (bits) {
-                        uint8_t* b = bits + v * nb;
-                        for (size_t i = 0; i < n_sym * nb; ++i)
-                            b[i] = out[i] < 0.0f ? 1 : 0;
+                // The matrix's vectors in pieces, with a cancel check before each: a
+                // batch may give one matrix any number of vectors.
+                for (size_t s0 = 0; s0 < n_sym; s0 += k_vectors_per_check) {
+                    if (stop())
+                        return;
+                    const size_t ns = std::min(k_vectors_per_check, n_sym - s0);
+                    const size_t vs = v + s0; // first vector of the piece in the call
+                    const core::cd* yp = yv.data() + s0 * nr;
+                    vector_stats* st = stats ? stats + vs : nullptr;
+                    if (d_soft) {
+                        if (bits && !llr)
+                            llr_tmp.resize(ns * nb);
+                        float* out = llr ? llr + vs * nb : llr_tmp.data();
+                        k.detect(Hm, yp, static_cast<int>(ns), nv, nullptr, out, st);
+                        if (bits) {
+                            uint8_t* b = bits + vs * nb;
+                            for (size_t i = 0; i < ns * nb; ++i)
+                                b[i] = out[i] < 0.0f ? 1 : 0;
+                        }
+                    } else {
+                        k.detect(Hm,
+                                 yp,
+                                 static_cast<int>(ns),
+                                 nv,
+                                 bits + vs * nb,
+                                 nullptr,
+                                 st);
                     }
-                } else {
-                    k.detect(Hm,
-                             yv.data(),
-                             static_cast<int>(n_sym),
-                             nv,
-                             bits + v * nb,
-                             nullptr,
-                             st);
                 }
             }
         };
@@ -139,10 +164,14 @@ protected:
         // every matrix is detected independently, so the outputs do not depend on the
         // split anyway.
         const size_t chunk = (n_mat + n_threads - 1) / n_threads;
-        d_pool.run(n_threads, [&](size_t t) {
-            const size_t b = std::min(n_mat, t * chunk), e = std::min(n_mat, b + chunk);
-            work(t, b, e);
-        });
+        const std::function<void()> poll = [&] { cancel_check(); };
+        d_pool.run(
+            n_threads,
+            [&](size_t t) {
+                const size_t b = std::min(n_mat, t * chunk), e = std::min(n_mat, b + chunk);
+                work(t, b, e);
+            },
+            &poll);
     }
 
 private:
@@ -209,8 +238,17 @@ void log_message(const std::string& level, const std::string& msg)
         std::cerr << "mimodet " << level << ": " << msg << std::endl;
 }
 
-detector::detector(const detector_config& cfg) : d_cfg(cfg) {}
+detector::detector(const detector_config& cfg)
+    : d_cfg(cfg), d_cancel(std::make_unique<core::cancel_token>())
+{
+}
 detector::~detector() = default;
+
+void detector::cancel() noexcept { d_cancel->request(); }
+void detector::clear_cancel() noexcept { d_cancel->clear(); }
+void detector::set_cancel_poll(std::function<bool()> poll) { d_cancel->set_poll(std::move(poll)); }
+bool detector::cancel_check() { return d_cancel->check(); }
+bool detector::cancel_requested() const noexcept { return d_cancel->requested(); }
 
 double detector::kernel_seconds(int)
 {
@@ -321,6 +359,10 @@ void detector::run_checked(const cf* H,
         return;
     if (llr_call ? !llr : !bits)
         throw std::invalid_argument("mimodet: null output buffer");
+    // A request made between calls is this call's.
+    d_cancel->begin_call();
+    if (d_cancel->requested())
+        d_cancel->raise();
     // A segment with matrices but no vectors still occupies H and noise_var: the
     // backends see only the non-empty segments, so drop its matrices from copies.
     std::vector<cf> H_used;
@@ -342,6 +384,9 @@ void detector::run_checked(const cf* H,
         noise_var = nv_used.data();
     }
     run(H, y, used.data(), used.size(), noise_var, bits, llr, stats);
+    // The backends return early, their workers joined, once they see a request.
+    if (d_cancel->requested())
+        d_cancel->raise();
     if (llr && !d_cfg.llr_scaled) {
         // One place for every algorithm and backend: undo the 1/noise_var scaling.
         const size_t nb = static_cast<size_t>(bits_per_vector());
@@ -350,8 +395,8 @@ void detector::run_checked(const cf* H,
         for (const auto& g : used)
             for (size_t m = 0; m < g.n_mat; ++m) {
                 const float nv = noise_var[m0++];
-                for (size_t i = 0; i < g.n_sym * nb; ++i)
-                    *l++ *= nv;
+                for (size_t i = 0; i < g.n_sym * nb; ++i, ++l)
+                    *l = core::saturate_llr(double(*l) * nv);
             }
     }
 }

@@ -14,6 +14,7 @@
 #define INCLUDED_MIMODET_CORE_LLR_H
 
 #include <gnuradio/mimodet/detector.h>
+#include <float.h>
 #include <math.h>
 
 #ifdef __CUDACC__
@@ -25,6 +26,18 @@
 namespace gr {
 namespace mimodet {
 namespace core {
+
+//! x as a float, saturated at float's range: huge samples or a tiny noise variance can
+//! take an LLR past it, which would otherwise become infinite (and the conversion
+//! undefined). NaN stays NaN.
+MIMODET_LLR_HD inline float saturate_llr(double x)
+{
+    if (x > FLT_MAX)
+        return FLT_MAX;
+    if (x < -FLT_MAX)
+        return -FLT_MAX;
+    return static_cast<float>(x);
+}
 
 //! LLR from the two per-bit minimum metrics (max-log), with clipping and the
 //! missing-counter-hypothesis rule of detector_config::llr_clip. A minimum of +inf
@@ -51,7 +64,7 @@ MIMODET_LLR_HD inline float maxlog_llr(double min_metric_bit0,
         else if (l < -llr_clip)
             l = -llr_clip;
     }
-    return static_cast<float>(l);
+    return saturate_llr(l);
 }
 
 } // namespace core

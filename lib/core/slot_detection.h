@@ -73,6 +73,7 @@ public:
     size_t max_values_per_slot() const;
     const std::vector<group>& groups(int ns) const { return d_groups.at(ns); }
     const detector& det() const { return *d_det; }
+    detector& det() { return *d_det; }
     //! True where one-slot calls gather on the detector's device (the CUDA backend):
     //! the slot is packed, checked and copied in one pass, the outputs come back in
     //! slot order. Same results as the host gather.

@@ -71,6 +71,7 @@ public:
     ~slot_receiver();
 
     const slot_detection& detection() const { return d_det; }
+    slot_detection& detection() { return d_det; }
     const channel_estimation& estimation() const { return d_est; }
     //! True where estimation and detection run back to back on the device.
     bool fused() const { return d_fused; }

@@ -11,6 +11,7 @@
 #ifndef INCLUDED_MIMODET_CORE_WORKER_POOL_H
 #define INCLUDED_MIMODET_CORE_WORKER_POOL_H
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -54,7 +55,9 @@ inline int antenna_threads(int fft_size, int n_rx)
  * GPU pipeline) is indexed by t: one thread at a time works on a share, though not
  * always the same thread. Starting and joining std::threads per call cost about as much
  * as the work shared in the CPU detectors' calls. Not reentrant: one run at a time.
- * Workers sleep on a condition variable between runs.
+ * Workers sleep on a condition variable between runs. A run has no way to stop its
+ * shares: fn checks its own cancellation; the caller's poll (run's third argument) is
+ * how a caller whose shares are done still notices a request while it waits.
  */
 class worker_pool
 {
@@ -74,7 +77,17 @@ public:
             th.join();
     }
 
-    void run(size_t n, const std::function<void(size_t)>& fn)
+    void run(size_t n, const std::function<void(size_t)>& fn) { run(n, fn, nullptr); }
+
+    /*!
+     * As run(n, fn); poll (where non-null) is called on the caller's thread about every
+     * poll_period while it waits for the workers' shares (a detector's cancel check,
+     * which the shares then see).
+     */
+    void run(size_t n,
+             const std::function<void(size_t)>& fn,
+             const std::function<void()>* poll,
+             std::chrono::milliseconds poll_period = std::chrono::milliseconds(20))
     {
         if (n <= 1) {
             fn(0);
@@ -108,7 +121,16 @@ public:
         std::vector<std::exception_ptr> errors;
         {
             std::unique_lock<std::mutex> lk(d_mutex);
-            d_done.wait(lk, [this] { return d_unfinished == 0; });
+            const auto all_done = [this] { return d_unfinished == 0; };
+            if (poll) {
+                while (!d_done.wait_for(lk, poll_period, all_done)) {
+                    lk.unlock();
+                    (*poll)();
+                    lk.lock();
+                }
+            } else {
+                d_done.wait(lk, all_done);
+            }
             d_fn = nullptr;
             errors.swap(d_errors);
         }

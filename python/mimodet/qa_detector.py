@@ -8,6 +8,10 @@
 
 import inspect
 import itertools
+import os
+import signal
+import threading
+import time
 
 import numpy as np
 from gnuradio import gr_unittest
@@ -207,6 +211,69 @@ class qa_detector(gr_unittest.TestCase):
         self.assertGreater(len(dir(mimodet)), 20)
         self.assertEqual(missing, [])
 
+    def long_ml_problem(self, det, seconds):
+        """A batch that the ML 3x3 64QAM detector det needs about `seconds` for (measured
+        on a small one first), so a call is still running when the test interrupts it."""
+        H, y, nv, _ = random_problem(self.rng, 64, 3, 3, "64qam", 10)
+        t0 = time.monotonic()
+        det.detect_bits(H, y, nv)
+        per_vector = max(1e-7, (time.monotonic() - t0) / 64)
+        B = int(min(2e6, max(256, seconds / per_vector)))
+        return random_problem(self.rng, B, 3, 3, "64qam", 10)[:3]
+
+    def assert_still_exact(self, det):
+        """The detector's bits after an interruption: the exhaustive search's."""
+        H, y, nv, _ = random_problem(self.rng, 6, 3, 3, "64qam", 12)
+        ref, _ = brute_force(H, y, nv, "64qam")
+        np.testing.assert_array_equal(det.detect_bits(H, y, nv), ref)
+
+    def interrupted_call(self, action, exception, call, *args):
+        """Runs call(*args) while another thread runs action() 0.2 s in; asserts that the
+        call raises exception; returns the seconds from action() to the raise."""
+        sent = []
+
+        def interrupt():
+            time.sleep(0.2)
+            sent.append(time.monotonic())
+            action()
+
+        sender = threading.Thread(target=interrupt)
+        sender.start()
+        try:
+            with self.assertRaises(exception):
+                call(*args)
+            return time.monotonic() - sent[0]
+        finally:
+            sender.join()
+
+    def test_012_ctrl_c_interrupts_a_long_call(self):
+        # SIGINT 0.2 s into a call that would take about 20 s: KeyboardInterrupt well
+        # within a second (the call polls the signal handlers every 20 ms and its
+        # workers stop after their current vector, about a millisecond here).
+        det = mimodet.detector("ml", 3, 3, "64qam")
+        H, y, nv = self.long_ml_problem(det, 20.0)
+        # Python's own handler, also where the test runner started with SIGINT ignored.
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            for call in (det.detect_bits, det.detect_llr):
+                latency = self.interrupted_call(
+                    lambda: os.kill(os.getpid(), signal.SIGINT), KeyboardInterrupt, call,
+                    H, y, nv)
+                self.assertLess(latency, 1.0, call.__name__)
+                print("%s: KeyboardInterrupt %.1f ms after SIGINT" % (call.__name__,
+                                                                     latency * 1e3))
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        self.assert_still_exact(det)
+
+    def test_013_cancel_from_another_thread(self):
+        det = mimodet.detector("ml", 3, 3, "64qam")
+        H, y, nv = self.long_ml_problem(det, 20.0)
+        latency = self.interrupted_call(det.cancel, mimodet.cancelled, det.detect_bits,
+                                        H, y, nv)
+        self.assertLess(latency, 1.0)
+        self.assertTrue(issubclass(mimodet.cancelled, RuntimeError))
+        self.assert_still_exact(det)
 
 if __name__ == "__main__":
     gr_unittest.run(qa_detector)

@@ -8,6 +8,8 @@
 36.211 constellations (the framer's mapping of docs/SLOT_LAYOUT.md), a known H per
 subcarrier, and the detector block's bits/LLRs against the transmitted bits."""
 
+import time
+
 import numpy as np
 import pmt
 from gnuradio import blocks, gr, gr_unittest
@@ -78,6 +80,17 @@ def run_detector(det, mhz, n_rx, ys, Hs, nvs, slots, soft, tagged=True, queue=0)
     tb.connect(det, snk)
     tb.run()
     return np.array(snk.data()), snk.tags()
+
+
+def stop_while_running(tb, after_s=0.5):
+    """Starts tb and stops it after_s seconds in; returns the seconds that
+    tb.stop(); tb.wait() took."""
+    tb.start()
+    time.sleep(after_s)
+    t0 = time.monotonic()
+    tb.stop()
+    tb.wait()
+    return time.monotonic() - t0
 
 
 class qa_mimo_detector(gr_unittest.TestCase):
@@ -289,6 +302,40 @@ class qa_mimo_detector(gr_unittest.TestCase):
         det = mimodet.mimo_detector("sfsd", 1.4, 2, 2, "16qam", 0, soft_output=True, T=1,
                                     niter=3, llr_clip=10.0, threads=1)
         self.assertEqual(det.backend(), "cpu")
+
+    def test_012_stop_ends_a_long_detection(self):
+        # ML 4x4 16QAM (2^16 candidates per vector, about 1900 vectors per 5 MHz slot):
+        # up to 8 queued slots per call make one work() call last seconds. top_block.stop()
+        # interrupts the block's thread, which the detection polls: wait() returns within
+        # a second, long before the slots are done.
+        mhz, n, mod = 5.0, 4, "16qam"
+        num = mimodet.lte_numerology.from_bandwidth(mhz)
+        grid = mimodet.lte_grid(num, n, 9)
+        slots = list(range(20))
+        nv = mimodet.snr_to_noise_var(10, n)
+        gen = [make_slot(self.rng, grid, ns, n, mod, nv) for ns in slots]
+        det = mimodet.mimo_detector("ml", mhz, n, n, mod, 9, "cpu", False)
+        tb = gr.top_block()
+        tags = [gr.tag_utils.python_to_tag((i, pmt.intern("slot"), pmt.from_long(ns)))
+                for i, ns in enumerate(slots)]
+        for r in range(n):
+            src = blocks.vector_source_c(np.concatenate([g[1][r] for g in gen]).tolist(),
+                                         False, 7 * num.n_sc, tags if r == 0 else [])
+            src.set_min_output_buffer(16)
+            tb.connect(src, (det, r))
+        h_src = blocks.vector_source_c(np.concatenate([g[2].ravel() for g in gen]).tolist(),
+                                       False, gen[0][2].size)
+        nv_src = blocks.vector_source_f([float(nv)] * len(slots), False)
+        for b in (h_src, nv_src):
+            b.set_min_output_buffer(16)
+        tb.connect(h_src, (det, n))
+        tb.connect(nv_src, (det, n + 1))
+        snk = blocks.vector_sink_b()
+        tb.connect(det, snk)
+        stop_s = stop_while_running(tb)
+        self.assertLess(stop_s, 1.0)
+        print("stop() + wait(): %.1f ms" % (stop_s * 1e3))
+        self.assertLess(det.slots_processed(), len(slots))
 
 
 if __name__ == "__main__":

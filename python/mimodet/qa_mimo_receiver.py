@@ -26,7 +26,7 @@ from gnuradio import mimodet
 from qa_examples import GRC_COMMON, env as grc_env, flowgraph, front_end_graph  # noqa: E402,E501
 # Test channels and the framer's mapping, as the estimator's and the detector's QA.
 from qa_channel_estimator import make_channel  # noqa: E402
-from qa_mimo_detector import map_bits  # noqa: E402
+from qa_mimo_detector import map_bits, stop_while_running  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MODS = {"qpsk": 2, "16qam": 4, "64qam": 6}
@@ -695,6 +695,23 @@ class qa_mimo_receiver(gr_unittest.TestCase):
                             "-I", os.path.join(REPO, "include"), test],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+
+    def test_018_stop_ends_a_long_detection(self):
+        # ML 4x4 16QAM (2^16 candidates per vector, about 1900 vectors per 5 MHz slot): a
+        # work() call of a slot lasts seconds on a small machine. top_block.stop()
+        # interrupts the block's thread, which the detection polls: wait() returns within
+        # a second, long before the slots are done.
+        mhz, n, mod = 5.0, 4, "16qam"
+        slots = list(range(10))
+        _, ys = make_slots(self.rng, mhz, n, n, mod, 17, slots, 10.0)
+        rx = mimodet.mimo_receiver("ml", mhz, n, n, mod, 17, "cpu", False)
+        tb = gr.top_block()
+        connect_sources(tb, ys, slot_tags(slots), [rx])
+        tb.connect(rx, blocks.vector_sink_b())
+        stop_s = stop_while_running(tb)
+        self.assertLess(stop_s, 1.0)
+        self.assertLess(rx.slots_processed(), len(slots))
+        print("stop() + wait(): %.1f ms" % (stop_s * 1e3))
 
 
 if __name__ == "__main__":

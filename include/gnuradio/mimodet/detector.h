@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,16 @@ struct MIMODET_API batch_segment {
 };
 
 /*!
+ * \brief Thrown by a detect call that was cancelled (detector::cancel, or the poll of
+ * detector::set_cancel_poll). Its outputs are then incomplete; the detector stays usable.
+ */
+class MIMODET_API cancelled : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/*!
  * \brief Batched MIMO detector for y = H s + n.
  *
  * Layout (all row-major, contiguous): H[n_mat][n_rx][n_tx]; y[n_mat][n_sym][n_rx]: the
@@ -119,6 +130,7 @@ struct MIMODET_API batch_segment {
  */
 namespace core {
 class slot_detection;
+class cancel_token;
 } // namespace core
 
 class MIMODET_API detector
@@ -180,6 +192,27 @@ public:
                     float* llr,
                     vector_stats* stats = nullptr);
 
+    /*!
+     * Asks the detect call running on another thread to stop: it throws
+     * mimodet::cancelled at its next check. The CPU backend checks between vectors (a
+     * vector's search runs to its end); the CUDA backend between the chunks of a large
+     * batch (a chunk on the GPU runs to its end; a batch of up to 16384 vectors is one
+     * chunk). A request made while no call runs cancels the next call at its start. The
+     * call that throws consumes the request, so the detector is usable again after it.
+     * Thread-safe.
+     */
+    void cancel() noexcept;
+    //! Withdraws a request no call has consumed yet (a restarted flowgraph).
+    void clear_cancel() noexcept;
+    /*!
+     * A function the thread that calls detect runs about every 20 ms while its call runs
+     * (between vectors, and while it waits for worker threads or the GPU's chunks);
+     * returning true cancels the call as cancel() does. For a caller whose thread cannot
+     * be reached otherwise: Python's signal check (Ctrl-C), a GNU Radio thread's
+     * interruption. Empty: none (the default). Set it between calls.
+     */
+    void set_cancel_poll(std::function<bool()> poll);
+
 protected:
     explicit detector(const detector_config& cfg);
     //! Backend work on a segmented batch (n_seg >= 1 segments, none empty); inputs
@@ -195,7 +228,15 @@ protected:
 
     detector_config d_cfg;
 
+    //! Backends, on the calling thread: runs the cancel poll where due and returns true
+    //! where the call should stop (the caller then throws through run_checked).
+    bool cancel_check();
+    //! Backends, on any thread (workers): true where the call should stop.
+    bool cancel_requested() const noexcept;
+
 private:
+    std::unique_ptr<core::cancel_token> d_cancel;
+
     // slot_detection checks each slot's inputs as it gathers them into a batch, and
     // passes inputs_checked = true so the batch is not scanned a second time.
     friend class core::slot_detection;

@@ -150,6 +150,43 @@ py::object with_stats(py::object out, const batch_view& v, std::vector<vector_st
     return py::make_tuple(out, d);
 }
 
+//! The interpreter's main thread, the only one whose signal check runs the handlers.
+unsigned long g_main_thread = 0;
+
+/*!
+ * Runs a detect call with the GIL released. Called on the main thread, the call polls
+ * Python's signal handlers about every 20 ms (taking the GIL only for that), so Ctrl-C
+ * cancels it: the workers stop after their current vector and the handler's exception
+ * (KeyboardInterrupt) is raised. Other threads' calls end by detector.cancel().
+ */
+template <typename F>
+void run_interruptible(detector& d, F&& call)
+{
+    const bool main_thread = PyThread_get_thread_ident() == g_main_thread;
+    struct poll_scope {
+        detector& d;
+        bool on;
+        ~poll_scope()
+        {
+            if (on)
+                d.set_cancel_poll({});
+        }
+    } scope{ d, main_thread };
+    if (main_thread)
+        d.set_cancel_poll([] {
+            py::gil_scoped_acquire gil;
+            return PyErr_CheckSignals() != 0;
+        });
+    try {
+        py::gil_scoped_release release;
+        call();
+    } catch (const cancelled&) {
+        if (PyErr_Occurred())
+            throw py::error_already_set(); // the signal handler's exception
+        throw;
+    }
+}
+
 } // namespace
 
 PYBIND11_MODULE(mimodet_python, m)
@@ -167,6 +204,15 @@ PYBIND11_MODULE(mimodet_python, m)
             PyErr_SetString(PyExc_ValueError, e.what());
         }
     });
+
+    g_main_thread = py::module::import("threading")
+                        .attr("main_thread")()
+                        .attr("ident")
+                        .cast<unsigned long>();
+    auto cancelled_type =
+        py::register_exception<cancelled>(m, "cancelled", PyExc_RuntimeError);
+    cancelled_type.attr("__doc__") =
+        "Raised by a detect call that detector.cancel() ended; the detector stays usable.";
 
     py::enum_<modulation>(
         m,
@@ -284,16 +330,16 @@ PYBIND11_MODULE(mimodet_python, m)
                 auto v = check_inputs(d, H, y, nv);
                 auto out = make_output<uint8_t>(v, d.bits_per_vector());
                 std::vector<vector_stats> st(return_stats ? v.n_mat * v.n_sym : 0);
-                {
-                    py::gil_scoped_release release;
+                uint8_t* o = out.mutable_data();
+                run_interruptible(d, [&] {
                     d.detect_bits(v.H.data(),
                                   v.y.data(),
                                   v.n_mat,
                                   v.n_sym,
                                   v.noise_var.data(),
-                                  out.mutable_data(),
+                                  o,
                                   return_stats ? st.data() : nullptr);
-                }
+                });
                 return return_stats ? with_stats(out, v, st) : py::object(out);
             },
             py::arg("H"),
@@ -313,13 +359,11 @@ PYBIND11_MODULE(mimodet_python, m)
                         "' gives hard bits only; use detect_bits (LLRs: "
                         "ml, zf, mmse, sfsd or mtt)");
                 auto out = make_output<float>(v, d.bits_per_vector());
-                py::gil_scoped_release release;
-                d.detect_llr(v.H.data(),
-                             v.y.data(),
-                             v.n_mat,
-                             v.n_sym,
-                             v.noise_var.data(),
-                             out.mutable_data());
+                float* o = out.mutable_data();
+                run_interruptible(d, [&] {
+                    d.detect_llr(
+                        v.H.data(), v.y.data(), v.n_mat, v.n_sym, v.noise_var.data(), o);
+                });
                 return out;
             },
             py::arg("H"),
@@ -327,7 +371,13 @@ PYBIND11_MODULE(mimodet_python, m)
             py::arg("noise_var"),
             "Max-log LLRs ln P(b=0)/P(b=1) scaled by 1/noise_var (or, with llr_scaled=False, "
             "the raw metric differences: noise_var times that), float32 (B, n_tx*q) or "
-            "(B, S, n_tx*q).");
+            "(B, S, n_tx*q).")
+        .def("cancel",
+             &detector::cancel,
+             "Ends the detect call running on another thread: it raises "
+             "mimodet.cancelled after its current vector (CPU) or chunk (GPU); made while "
+             "no call runs, it cancels the next call. Ctrl-C cancels a call of the main "
+             "thread by itself (KeyboardInterrupt).");
 
     m.def(
         "psd_presets",
