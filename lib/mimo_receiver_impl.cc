@@ -152,15 +152,17 @@ bool mimo_receiver_impl::start()
     if (d_time_domain && d_lanes[0]->gpu_demodulation() &&
         env_override("MIMODET_INPUT_REGISTER", 0, 1, 1) == 1) {
         // GNU Radio's default buffers map their memory twice, back to back (a read may
-        // run past the end into the second mapping): page-lock both, else the first.
+        // run past the end into the second mapping): the first mapping is page-locked and
+        // the second known as its mirror. The lanes share the registration.
         int direct = 0;
         for (int r = 0; r < d_n_rx; ++r) {
             const gr::buffer_sptr buf = detail()->input(r)->buffer();
             const size_t bytes = static_cast<size_t>(buf->bufsize()) * buf->get_sizeof_item();
+            const bool mirrored =
+                buf->get_mapping_type() == gr::buffer_mapping_type::double_mapped;
             bool ok = true;
             for (auto& lane : d_lanes)
-                ok &= lane->register_input_memory(buf->base(), 2 * bytes) ||
-                      lane->register_input_memory(buf->base(), bytes);
+                ok &= lane->register_input_memory(buf->base(), bytes, mirrored);
             direct += ok;
         }
         if (direct == d_n_rx)

@@ -147,9 +147,9 @@ slot_receiver::receive_time_llr(int ns, const cf* const* samples, float* out)
     return receive_time(ns, samples, nullptr, out, false);
 }
 
-bool slot_receiver::register_input_memory(const void* p, size_t bytes)
+bool slot_receiver::register_input_memory(const void* p, size_t bytes, bool mirrored)
 {
-    return d_gpu_ofdm && d_gpu_ofdm->register_host_memory(p, bytes);
+    return d_gpu_ofdm && d_gpu_ofdm->register_host_memory(p, bytes, mirrored);
 }
 
 void slot_receiver::unregister_input_memory()

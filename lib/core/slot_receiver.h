@@ -106,10 +106,11 @@ public:
     /*!
      * GPU demodulation only (else false): page-locks [p, p + bytes), the block's input
      * buffer, so that time-domain slots lying in it are uploaded from there without a
-     * copy on the host (gpu_ofdm_demodulation::register_host_memory). The memory must
+     * copy on the host (gpu_ofdm_demodulation::register_host_memory, which says what
+     * mirrored means). The memory must
      * stay mapped until unregister_input_memory() or the receiver's end.
      */
-    bool register_input_memory(const void* p, size_t bytes);
+    bool register_input_memory(const void* p, size_t bytes, bool mirrored = false);
     void unregister_input_memory();
 
     //! One dummy slot through every stage, so the GPU buffers and the estimator's filters
