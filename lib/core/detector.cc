@@ -9,6 +9,7 @@
 #include "finite.h"
 #include "kernel.h"
 #include "psd_params.h"
+#include "vector_flags.h"
 #include "worker_pool.h"
 #include <gnuradio/mimodet/detector.h>
 #include <algorithm>
@@ -342,6 +343,15 @@ void detector::run_checked(const cf* H,
         noise_var = nv_used.data();
     }
     run(H, y, used.data(), used.size(), noise_var, bits, llr, stats);
+    if (stats) // the same rule for every backend, on the host
+        core::flag_vectors(H,
+                           d_cfg.n_rx,
+                           d_cfg.n_tx,
+                           used.data(),
+                           used.size(),
+                           llr,
+                           bits_per_vector(),
+                           stats);
     if (llr && !d_cfg.llr_scaled) {
         // One place for every algorithm and backend: undo the 1/noise_var scaling.
         const size_t nb = static_cast<size_t>(bits_per_vector());
