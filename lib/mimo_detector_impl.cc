@@ -100,7 +100,8 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
       // A PSD deadline is a budget per detector call: one slot per lane and call makes it
       // one per slot. Otherwise queued slots share calls (fewer, larger GPU batches).
       d_max_slots_per_call(1),
-      d_truncated_key(pmt::mp("truncated"))
+      d_truncated_key(pmt::mp("truncated")),
+      d_degenerate_key(pmt::mp("degenerate"))
 {
     route_core_log();
     const lte_grid grid(lte_numerology::from_bandwidth(bandwidth_mhz), cfg.n_tx, cell_id);
@@ -271,6 +272,23 @@ int mimo_detector_impl::general_work(int noutput_items,
                          pmt::from_long(static_cast<long>(n_trunc)),
                          alias_pmt());
             ++d_truncated;
+        }
+        const float* llr = d_soft ? reinterpret_cast<const float*>(out) + at : nullptr;
+        const size_t n_deg =
+            why[i].empty() ? d_slots_det->degenerate_vectors(ns, d_batch[i].H, llr) : 0;
+        if (n_deg > 0) {
+            count_degenerate(d_bad,
+                             n_deg,
+                             d_slots_det->values_per_slot(ns) /
+                                 d_slots_det->values_per_element(),
+                             ns,
+                             first + i,
+                             *d_logger);
+            add_item_tag(0,
+                         tag_at,
+                         d_degenerate_key,
+                         pmt::from_long(static_cast<long>(n_deg)),
+                         alias_pmt());
         }
         at += d_slots_det->values_per_slot(ns);
         ++d_slots;

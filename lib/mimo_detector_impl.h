@@ -62,6 +62,7 @@ private:
     bool d_deadline; //!< psd with a deadline: count and tag truncated vectors
     int d_max_slots_per_call;
     const pmt::pmt_t d_truncated_key;
+    const pmt::pmt_t d_degenerate_key; //!< slots with degenerate vectors (count_degenerate)
     //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
     std::unique_ptr<core::call_timeline> d_timeline;
     // Last member: its workers are joined before the lanes they use are destroyed.

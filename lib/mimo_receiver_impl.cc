@@ -331,6 +331,20 @@ int mimo_receiver_impl::general_work(int noutput_items,
                          alias_pmt());
             ++d_truncated;
         }
+        if (res.why.empty() && res.degenerate > 0) {
+            const auto& det = d_lanes[i]->detection();
+            count_degenerate(d_bad,
+                             res.degenerate,
+                             det.values_per_slot(ns) / det.values_per_element(),
+                             ns,
+                             jobs[i].item,
+                             *d_logger);
+            add_item_tag(0,
+                         tag_at,
+                         pmt::mp("degenerate"),
+                         pmt::from_long(static_cast<long>(res.degenerate)),
+                         alias_pmt());
+        }
         ++d_slots;
     }
     consume_each(consumed);

@@ -59,6 +59,8 @@ slot_receiver::result slot_receiver::receive(
             res.why = s.why;
             res.noise_var = s.noise_var;
             res.truncated = s.truncated;
+            if (res.why.empty()) // H stayed on the device
+                res.degenerate = d_det.degenerate_vectors(ns, nullptr, llr);
             return res;
         }
         // The GPU found the pilots unusable: the CPU decides (as gpu estimate() does).
@@ -90,6 +92,8 @@ slot_receiver::result slot_receiver::receive(
             res.truncated = truncated[0];
     }
     res.why = why.at(0);
+    if (res.why.empty())
+        res.degenerate = d_det.degenerate_vectors(ns, d_H.data(), llr);
     return res;
 }
 
@@ -120,6 +124,8 @@ slot_receiver::result slot_receiver::receive_time(
             res.why = s.why;
             res.noise_var = s.noise_var;
             res.truncated = s.truncated;
+            if (res.why.empty()) // H stayed on the device
+                res.degenerate = d_det.degenerate_vectors(ns, nullptr, llr);
             return res;
         }
         // Samples that are not finite, or pilots the GPU finds unusable: the grid path
