@@ -37,7 +37,7 @@ make_on(const std::string& alg, int nt, int nr, modulation mod, const char* be)
  * The CUDA run of b against the CPU's: flags equal; bits equal except where the CPU's
  * LLR is about 0; LLRs finite, and equal to k_tol (relative) or both saturated alike.
  */
-void expect_gpu_matches_cpu(const std::string& alg, const batch& b)
+void expect_gpu_matches_cpu(const std::string& alg, const qa::batch& b)
 {
     auto cpu = make_on(alg, b.n_tx, b.n_rx, b.mod, "cpu");
     auto gpu = make_on(alg, b.n_tx, b.n_rx, b.mod, "cuda");
