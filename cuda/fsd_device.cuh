@@ -84,7 +84,7 @@ MIMODET_HD_INLINE void fsd_preprocess_one(const float2* hm,
                     maxd = fmax(maxd, fabs(g.x));
             }
         // Same ridge as the CPU: keeps rank-deficient channels finite.
-        const double ridge = 1e-12 * (1.0 + maxd);
+        const double ridge = fsd_ordering_ridge(maxd);
         MIMODET_UNROLL
         for (int a = 0; a < n; ++a)
             L[a][a].x += ridge;

@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,32 @@ __global__ void extract_kernel(const float2* __restrict__ sym,
 
 int blocks_for(int total) { return (total + kThreads - 1) / kThreads; }
 
+/*!
+ * Host memory page-locked by this library, shared by all its users (the lanes of a
+ * block, several receivers): CUDA refuses a second registration of registered pages with
+ * an API error (cudaErrorHostMemoryAlreadyRegistered), which compute-sanitizer counts and
+ * which would hide a real one, so each range is registered once and given back when its
+ * last user lets go.
+ */
+struct pinned_range {
+    const char* base;
+    size_t bytes;
+    int users;
+};
+std::mutex g_pinned_mutex;
+std::vector<pinned_range> g_pinned;
+
+//! True when CUDA says p lies in page-locked host memory (no error left behind).
+bool host_pinned(const void* p)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError(); // ordinary memory on some drivers: not an error
+        return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
 class ofdm_demodulation_cuda : public gpu_ofdm_demodulation
 {
 public:
@@ -111,6 +138,7 @@ public:
         if (n_rx < 1)
             throw std::invalid_argument("mimodet: GPU OFDM demodulation needs n_rx >= 1");
         MIMODET_CUDA_CHECK(cudaGetDevice(&d_device));
+        d_pieces.resize(n_rx);
         for (int l = 0; l < kSymbols; ++l)
             d_windows.start[l] = cpu.windows()[l];
         const size_t n_time = static_cast<size_t>(n_rx) * d_S;
@@ -141,28 +169,55 @@ public:
             (void)cudaStreamDestroy(d_stream);
     }
 
-    bool register_host_memory(const void* p, size_t bytes) override
+    bool register_host_memory(const void* p, size_t bytes, bool mirrored) override
     {
         const device_guard guard(d_device);
         if (!p || bytes == 0)
             return false;
-        const cudaError_t e =
-            cudaHostRegister(const_cast<void*>(p), bytes, cudaHostRegisterDefault);
-        if (e != cudaSuccess)
+        const char* c = static_cast<const char*>(p);
+        const std::lock_guard<std::mutex> lock(g_pinned_mutex);
+        for (auto& e : g_pinned) {
+            if (c >= e.base && c + bytes <= e.base + e.bytes) { // ours already: share it
+                ++e.users;
+                d_registered.push_back({ c, bytes, mirrored, e.base });
+                return true;
+            }
+            if (c < e.base + e.bytes && e.base < c + bytes)
+                return false; // partly ours: CUDA would refuse it
+        }
+        // Page-locked by other code (cudaHostAlloc, a registration of its own): used as
+        // it is where both ends are; never registered a second time.
+        const bool first = host_pinned(c), last = host_pinned(c + bytes - 1);
+        if (first || last) {
+            if (!(first && last))
+                return false;
+            d_registered.push_back({ c, bytes, mirrored, nullptr });
+            return true;
+        }
+        if (cudaHostRegister(const_cast<char*>(c), bytes, cudaHostRegisterDefault) !=
+            cudaSuccess) {
             (void)cudaGetLastError(); // not a sticky error: clear it
-        // Already registered (by another lane of the block): used, not owned.
-        if (e != cudaSuccess && e != cudaErrorHostMemoryAlreadyRegistered)
             return false;
-        d_registered.push_back({ static_cast<const char*>(p), bytes, e == cudaSuccess });
+        }
+        g_pinned.push_back({ c, bytes, 1 });
+        d_registered.push_back({ c, bytes, mirrored, c });
         return true;
     }
 
     void unregister_host_memory() override
     {
         const device_guard guard(d_device);
-        for (const auto& r : d_registered)
-            if (r.owned)
-                (void)cudaHostUnregister(const_cast<char*>(r.base));
+        const std::lock_guard<std::mutex> lock(g_pinned_mutex);
+        for (const auto& r : d_registered) {
+            if (!r.owner)
+                continue;
+            for (size_t i = 0; i < g_pinned.size(); ++i)
+                if (g_pinned[i].base == r.owner && --g_pinned[i].users == 0) {
+                    (void)cudaHostUnregister(const_cast<char*>(g_pinned[i].base));
+                    g_pinned.erase(g_pinned.begin() + i);
+                    break;
+                }
+        }
         d_registered.clear();
     }
 
@@ -178,7 +233,7 @@ public:
         const device_guard guard(d_device);
         auto s = static_cast<cudaStream_t>(stream);
         if (direct_upload(slots))
-            upload_registered(slots, s);
+            upload_registered(s);
         else if (!upload_copied(slots, s))
             return false;
         const int n_sym = d_n_rx * kSymbols * d_N;
@@ -228,15 +283,36 @@ public:
     }
 
 private:
-    //! True where every antenna's slot lies wholly in a registered range.
-    bool direct_upload(const std::complex<float>* const* slots) const
+    /*!
+     * True where every antenna's slot lies in a registered range, or runs from one into
+     * its mirror; then d_pieces[r] says where its bytes are (page-locked addresses only:
+     * a part in a mirror is read from the first mapping).
+     */
+    bool direct_upload(const std::complex<float>* const* slots)
     {
         const size_t slot_bytes = d_S * sizeof(float2);
         for (int r = 0; r < d_n_rx; ++r) {
             const char* c = reinterpret_cast<const char*>(slots[r]);
             bool inside = false;
-            for (const auto& range : d_registered)
-                inside |= c >= range.base && c + slot_bytes <= range.base + range.bytes;
+            for (const auto& range : d_registered) {
+                const char* end = range.base + range.bytes;
+                const char* a = c;
+                // In the mirror: the same bytes lie in the first mapping.
+                if (range.mirrored && a >= end && a < end + range.bytes)
+                    a -= range.bytes;
+                if (a < range.base || a >= end)
+                    continue;
+                if (a + slot_bytes <= end) {
+                    d_pieces[r] = { a, slot_bytes, nullptr };
+                } else if (range.mirrored && slot_bytes <= range.bytes) {
+                    const size_t head = static_cast<size_t>(end - a);
+                    d_pieces[r] = { a, head, range.base };
+                } else {
+                    continue;
+                }
+                inside = true;
+                break;
+            }
             if (!inside)
                 return false;
         }
@@ -245,17 +321,23 @@ private:
 
     //! Straight from the caller's page-locked buffers; the check runs on the device and
     //! its flag comes back with the stream (samples_finite()).
-    void upload_registered(const std::complex<float>* const* slots, cudaStream_t s)
+    void upload_registered(cudaStream_t s)
     {
         d_checked_on_device = true;
         MIMODET_CUDA_CHECK(cudaMemsetAsync(d_flag.get(), 0, sizeof(int), s));
-        for (int r = 0; r < d_n_rx; ++r)
+        const size_t slot_bytes = d_S * sizeof(float2);
+        for (int r = 0; r < d_n_rx; ++r) {
+            char* dst = reinterpret_cast<char*>(d_time.get()) + r * slot_bytes;
+            const upload_pieces& u = d_pieces[r];
             MIMODET_CUDA_CHECK(
-                cudaMemcpyAsync(d_time.get() + static_cast<size_t>(r) * d_S,
-                                slots[r],
-                                d_S * sizeof(float2),
-                                cudaMemcpyHostToDevice,
-                                s));
+                cudaMemcpyAsync(dst, u.first, u.first_bytes, cudaMemcpyHostToDevice, s));
+            if (u.rest) // the part in the mirror, from the start of the first mapping
+                MIMODET_CUDA_CHECK(cudaMemcpyAsync(dst + u.first_bytes,
+                                                   u.rest,
+                                                   slot_bytes - u.first_bytes,
+                                                   cudaMemcpyHostToDevice,
+                                                   s));
+        }
         nonfinite_kernel<<<64, kThreads, 0, s>>>(
             reinterpret_cast<const float*>(d_time.get()),
             2 * static_cast<size_t>(d_n_rx) * d_S,
@@ -305,9 +387,18 @@ private:
     struct host_range {
         const char* base;
         size_t bytes;
-        bool owned; //!< registered here (else by another user of the same memory)
+        bool mirrored;     //!< [base + bytes, base + 2 bytes) maps the same memory
+        const char* owner; //!< its g_pinned entry; nullptr: page-locked by other code
     };
     std::vector<host_range> d_registered;
+    //! Per antenna, the page-locked bytes of the slot of a direct upload: first_bytes
+    //! from first, then (rest non-null) the remainder from rest.
+    struct upload_pieces {
+        const char* first;
+        size_t first_bytes;
+        const char* rest;
+    };
+    std::vector<upload_pieces> d_pieces;
     bool d_checked_on_device = false;
     device_buffer<int> d_flag;
     pinned_buffer<int> h_flag;

@@ -144,6 +144,25 @@ void count_untagged(std::atomic<uint64_t>& untagged,
     ++untagged;
 }
 
+void count_degenerate(std::atomic<uint64_t>& bad,
+                      size_t n_degenerate,
+                      size_t n_vectors,
+                      int ns,
+                      uint64_t abs_item,
+                      gr::logger& logger)
+{
+    if (bad == 0 || (bad + 1) % 1000 == 0)
+        logger.error("slot {} (item {}): {} of {} vectors on a rank-deficient or zero "
+                     "channel or with saturated LLRs; tagged 'degenerate' ({} bad slots "
+                     "so far)",
+                     ns,
+                     abs_item,
+                     n_degenerate,
+                     n_vectors,
+                     bad + 1);
+    ++bad;
+}
+
 void route_core_log()
 {
     static const auto core_logger = std::make_shared<gr::logger>("mimodet core");

@@ -89,6 +89,20 @@ void count_untagged(std::atomic<uint64_t>& untagged,
                     int ns,
                     gr::logger& logger);
 
+/*!
+ * A detected slot with n_degenerate > 0 of its n_vectors vectors degenerate (a
+ * rank-deficient or zero H, or a saturated LLR: slot_detection::degenerate_vectors):
+ * counted in bad (its outputs stay, not to be trusted; the caller tags the slot
+ * "degenerate" with n_degenerate). The first such slot and every 1000th bad slot are
+ * logged.
+ */
+void count_degenerate(std::atomic<uint64_t>& bad,
+                      size_t n_degenerate,
+                      size_t n_vectors,
+                      int ns,
+                      uint64_t abs_item,
+                      gr::logger& logger);
+
 //! The core's log lines go to one GNU Radio logger (shared by every instance).
 void route_core_log();
 

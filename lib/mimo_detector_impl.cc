@@ -108,7 +108,8 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
       d_cell_key(pmt::mp("cell_id")),
       d_cfg(cfg),
       d_num(lte_numerology::from_bandwidth(bandwidth_mhz)),
-      d_cell(checked_cell_id("mimo_detector", cell_id))
+      d_cell(checked_cell_id("mimo_detector", cell_id)),
+      d_degenerate_key(pmt::mp("degenerate"))
 {
     route_core_log();
     // cell_id -1: lanes of cell 0 until a slot's tag tells its cell (the sizes do not
@@ -362,6 +363,23 @@ int mimo_detector_impl::general_work(int noutput_items,
                          pmt::from_long(static_cast<long>(n_trunc)),
                          alias_pmt());
             ++d_truncated;
+        }
+        const float* llr = d_soft ? reinterpret_cast<const float*>(out) + at : nullptr;
+        const size_t n_deg =
+            why[i].empty() ? d_slots_det->degenerate_vectors(ns, d_batch[i].H, llr) : 0;
+        if (n_deg > 0) {
+            count_degenerate(d_bad,
+                             n_deg,
+                             d_slots_det->values_per_slot(ns) /
+                                 d_slots_det->values_per_element(),
+                             ns,
+                             first + i,
+                             *d_logger);
+            add_item_tag(0,
+                         tag_at,
+                         d_degenerate_key,
+                         pmt::from_long(static_cast<long>(n_deg)),
+                         alias_pmt());
         }
         at += d_slots_det->values_per_slot(ns);
         ++d_slots;

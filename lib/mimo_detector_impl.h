@@ -81,6 +81,7 @@ private:
     slot_cell d_cell;     //!< the cell given, or of the slots' cell_id tags (cell_id -1)
     int d_lane_cell = -1; //!< the cell the lanes are made for
     std::vector<gr::tag_t> d_cell_tags; //!< this call's cell_id tags (cell_id -1)
+    const pmt::pmt_t d_degenerate_key; //!< slots with degenerate vectors (count_degenerate)
     //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
     std::unique_ptr<core::call_timeline> d_timeline;
     // Last member: its workers are joined before the lanes they use are destroyed.

@@ -211,15 +211,17 @@ void mimo_receiver_impl::register_inputs()
     if (d_time_domain && d_lanes[0]->gpu_demodulation() &&
         env_override("MIMODET_INPUT_REGISTER", 0, 1, 1) == 1) {
         // GNU Radio's default buffers map their memory twice, back to back (a read may
-        // run past the end into the second mapping): page-lock both, else the first.
+        // run past the end into the second mapping): the first mapping is page-locked and
+        // the second known as its mirror. The lanes share the registration.
         int direct = 0;
         for (int r = 0; r < d_n_rx; ++r) {
             const gr::buffer_sptr buf = detail()->input(r)->buffer();
             const size_t bytes = static_cast<size_t>(buf->bufsize()) * buf->get_sizeof_item();
+            const bool mirrored =
+                buf->get_mapping_type() == gr::buffer_mapping_type::double_mapped;
             bool ok = true;
             for (auto& lane : d_lanes)
-                ok &= lane->register_input_memory(buf->base(), 2 * bytes) ||
-                      lane->register_input_memory(buf->base(), bytes);
+                ok &= lane->register_input_memory(buf->base(), bytes, mirrored);
             direct += ok;
         }
         if (direct == d_n_rx)
@@ -428,6 +430,20 @@ int mimo_receiver_impl::general_work(int noutput_items,
                          pmt::from_long(static_cast<long>(res.truncated)),
                          alias_pmt());
             ++d_truncated;
+        }
+        if (res.why.empty() && res.degenerate > 0) {
+            const auto& det = d_lanes[i]->detection();
+            count_degenerate(d_bad,
+                             res.degenerate,
+                             det.values_per_slot(ns) / det.values_per_element(),
+                             ns,
+                             jobs[i].item,
+                             *d_logger);
+            add_item_tag(0,
+                         tag_at,
+                         pmt::mp("degenerate"),
+                         pmt::from_long(static_cast<long>(res.degenerate)),
+                         alias_pmt());
         }
         ++d_slots;
     }

@@ -108,9 +108,15 @@ public:
      * their samples are then checked for NaN and Inf on the device (demodulate_packed
      * still refuses them, once the stream has passed the check: samples_finite()). False
      * where CUDA refuses (the samples are then copied, as any others). Not reentrant with
-     * demodulate_packed.
+     * demodulate_packed. mirrored: [p + bytes, p + 2 bytes) maps the same memory again
+     * (GNU Radio's double-mapped buffers): only [p, p + bytes) is page-locked (CUDA
+     * refuses the alias of registered pages), and a slot that runs from the first mapping
+     * into the second is uploaded in two pieces. Memory already page-locked by another
+     * user (another lane or receiver) is shared, not registered again: CUDA reports a
+     * second registration as an error (cudaErrorHostMemoryAlreadyRegistered).
      */
-    virtual bool register_host_memory(const void* p, size_t bytes) = 0;
+    virtual bool
+    register_host_memory(const void* p, size_t bytes, bool mirrored = false) = 0;
     //! Gives back every range of register_host_memory.
     virtual void unregister_host_memory() = 0;
     //! For the last demodulate_packed that uploaded straight from registered memory: once

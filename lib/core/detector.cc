@@ -10,6 +10,7 @@
 #include "finite.h"
 #include "kernel.h"
 #include "psd_params.h"
+#include "vector_flags.h"
 #include "worker_pool.h"
 #include <gnuradio/mimodet/detector.h>
 #include <algorithm>
@@ -387,6 +388,15 @@ void detector::run_checked(const cf* H,
     // The backends return early, their workers joined, once they see a request.
     if (d_cancel->requested())
         d_cancel->raise();
+    if (stats) // the same rule for every backend, on the host
+        core::flag_vectors(H,
+                           d_cfg.n_rx,
+                           d_cfg.n_tx,
+                           used.data(),
+                           used.size(),
+                           llr,
+                           bits_per_vector(),
+                           stats);
     if (llr && !d_cfg.llr_scaled) {
         // One place for every algorithm and backend: undo the 1/noise_var scaling.
         const size_t nb = static_cast<size_t>(bits_per_vector());

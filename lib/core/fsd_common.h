@@ -40,6 +40,22 @@ inline double sic_inverse(double rkk, double scale)
     return rkk > 1e-13 * scale ? 1.0 / rkk : 0.0;
 }
 
+/*!
+ * The ridge added to the diagonal of H_rem^H H_rem in the FSD ordering (qr.h
+ * fsd_ordering, and its CUDA twin in fsd_device.cuh), from its largest diagonal entry
+ * max_diag: it keeps a rank-deficient channel from producing NaNs and does not change
+ * the order of a well-conditioned one. Relative to max_diag, so that scaling H leaves the
+ * order as it is; for an all-zero H (max_diag 0) any positive value does (every order
+ * is the same).
+ */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline double fsd_ordering_ridge(double max_diag)
+{
+    return max_diag > 0.0 ? 1e-12 * max_diag : 1.0;
+}
+
 //! Default number of fully expanded levels (the paper's examples; Eq. 7 asks for
 //! T >= sqrt(n_tx) - 1, which T = 1 meets up to n_tx = 4).
 constexpr int fsd_default_full_levels = 1;

@@ -381,11 +381,19 @@ MIMODET_LLR_HD inline int mmse_weights(const cplx* H, int nr, int nt, double noi
     return r;
 }
 
+//! The least post-equalisation variance of an mmse stream: 1 - mu rounds to 0 below it
+//! (2^-53, half of double's epsilon).
+constexpr double mmse_min_post_var = 1.0 / 9007199254740992.0;
+
 //! Unbiased MMSE: x_k / mu_k = s_k + e with var(e) = (1 - mu_k) / mu_k for unit-energy
-//! symbols; 0 (the stream is unusable) outside 0 < mu < 1.
+//! symbols; 0 (the stream is unusable) for mu <= 0 or not a number. mu at or above 1 (a
+//! noise_var below the rounding of H^H H: a noise-free stream) gives mmse_min_post_var,
+//! so its LLRs saturate as those of the other detectors do, instead of being erased.
 MIMODET_LLR_HD inline double mmse_post_var(double mu)
 {
-    return mu > 0 && mu < 1 ? (1.0 - mu) / mu : 0.0;
+    if (!(mu > 0))
+        return 0.0;
+    return mu < 1 ? (1.0 - mu) / mu : mmse_min_post_var;
 }
 
 /*!

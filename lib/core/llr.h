@@ -6,7 +6,8 @@
  */
 
 // The max-log LLR rule of every list/trellis detector, in one place for the CPU
-// (kernel.h) and the CUDA detectors (sfsd_cuda.cu, mtt_device.cuh): __host__ __device__
+// (kernel.h) and the CUDA detectors (sfsd_cuda.cu, mtt_device.cuh, and the linear
+// demapper of linear_common.h): __host__ __device__
 // under nvcc, plain inline C++ elsewhere. Double precision; the GPU runs the very same
 // operations in the same order, so both give the same float.
 
@@ -27,9 +28,9 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
-//! x as a float, saturated at float's range: huge samples or a tiny noise variance can
-//! take an LLR past it, which would otherwise become infinite (and the conversion
-//! undefined). NaN stays NaN.
+//! x as a float, saturated at float's range: the guard of every LLR conversion (raw
+//! metric differences, llr_scaled false, are not held to llr_saturation and can pass
+//! it). NaN stays NaN.
 MIMODET_LLR_HD inline float saturate_llr(double x)
 {
     if (x > FLT_MAX)
@@ -39,9 +40,15 @@ MIMODET_LLR_HD inline float saturate_llr(double x)
     return static_cast<float>(x);
 }
 
-//! LLR from the two per-bit minimum metrics (max-log), with clipping and the
-//! missing-counter-hypothesis rule of detector_config::llr_clip. A minimum of +inf
-//! means no path with that bit value was found.
+/*!
+ * LLR from the two per-bit minimum metrics (max-log), with clipping and the
+ * missing-counter-hypothesis rule of detector_config::llr_clip. A minimum of +inf
+ * means no path with that bit value was found. The LLR is always finite: saturated at
+ * +-llr_saturation (an overflow at a vanishing noise_var or a huge H and y; inv_noise_var
+ * may be +inf for a noise-free stream), 0 for equal metrics and for metrics that are not
+ * numbers (a rank-deficient H's division by a zero pivot: flagged
+ * vector_flag_rank_deficient by the detector).
+ */
 MIMODET_LLR_HD inline float maxlog_llr(double min_metric_bit0,
                                        double min_metric_bit1,
                                        double inv_noise_var,
@@ -56,8 +63,16 @@ MIMODET_LLR_HD inline float maxlog_llr(double min_metric_bit0,
         l = missing;
     else if (min_metric_bit0 == inf)
         l = -missing;
+    else if (min_metric_bit1 == min_metric_bit0)
+        l = 0.0; // also for inv_noise_var = +inf
     else
         l = (min_metric_bit1 - min_metric_bit0) * inv_noise_var;
+    if (!(l == l)) // NaN
+        l = 0.0;
+    else if (l > llr_saturation)
+        l = llr_saturation;
+    else if (l < -llr_saturation)
+        l = -llr_saturation;
     if (llr_clip > 0) {
         if (l > llr_clip)
             l = llr_clip;

@@ -140,9 +140,7 @@ std::vector<int> fsd_ordering(const Mat& H, int full_levels)
         for (size_t c = 0; c < remaining.size(); ++c)
             Hrem.col(c) = H.col(remaining[c]);
         Mat G = Hrem.adjoint() * Hrem;
-        // A tiny ridge keeps a rank-deficient channel from producing NaNs; it does not
-        // change the order of a well-conditioned one.
-        const double ridge = 1e-12 * (1.0 + G.diagonal().real().cwiseAbs().maxCoeff());
+        const double ridge = fsd_ordering_ridge(G.diagonal().real().cwiseAbs().maxCoeff());
         G.diagonal().array() += typename Mat::Scalar(ridge);
         const Mat Ginv = G.ldlt().solve(Mat::Identity(G.rows(), G.cols()));
         size_t pick = 0;

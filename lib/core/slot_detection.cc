@@ -7,6 +7,7 @@
 
 #include "slot_detection.h"
 #include "finite.h"
+#include "vector_flags.h"
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -329,6 +330,28 @@ void slot_detection::gather(
     for (size_t i = 0; i < g.re.size(); ++i)
         for (int r = 0; r < d_n_rx; ++r)
             y_batch[i * d_n_rx + r] = grids[r][g.re[i]];
+}
+
+size_t slot_detection::degenerate_vectors(int ns, const cf* H, const float* llr) const
+{
+    if (ns < 0 || ns >= lte_numerology::slots_per_frame)
+        return 0;
+    const size_t n_sc = d_grid.numerology().n_sc;
+    const size_t hm = static_cast<size_t>(d_n_rx) * d_n_tx;
+    if (H) {
+        d_rank_deficient.resize(n_sc);
+        for (size_t k = 0; k < n_sc; ++k)
+            d_rank_deficient[k] = rank_deficient(H + k * hm, d_n_rx, d_n_tx);
+    }
+    const std::vector<int>& el = d_grid.data_elements(ns);
+    size_t n = 0;
+    for (size_t j = 0; j < el.size(); ++j) {
+        bool f = H && d_rank_deficient[static_cast<size_t>(el[j]) % n_sc];
+        for (int b = 0; llr && !f && b < d_per_elem; ++b)
+            f = std::fabs(llr[j * d_per_elem + b]) >= llr_saturation;
+        n += f;
+    }
+    return n;
 }
 
 std::string

@@ -147,6 +147,16 @@ public:
                                          std::vector<size_t>* truncated = nullptr);
     std::vector<std::string> detect_llr(const std::vector<slot_input>& slots, float* out);
 
+    /*!
+     * The degenerate vectors of a detected slot ns (docs/CONVENTIONS.md, vector_flag):
+     * those whose subcarrier's H (H: [n_sc][n_rx][n_tx], or nullptr where the host does
+     * not have it) is rank-deficient or zero by the rank rule of vector_flags.h, and,
+     * with llr non-null (the slot's LLRs, values_per_slot(ns)), those with an LLR at
+     * +-llr_saturation. The same rules as the detector's per-vector flags, for any
+     * backend. 0 for an invalid ns.
+     */
+    size_t degenerate_vectors(int ns, const cf* H, const float* llr) const;
+
     //! What detect_estimated did with a slot.
     struct estimated_slot {
         //! False where the GPU estimator found the slot's pilots unusable: nothing was
@@ -243,6 +253,7 @@ private:
     host_vector<float> d_nv, d_llr;
     host_vector<uint8_t> d_bits;
     host_vector<vector_stats> d_stats;
+    mutable std::vector<uint8_t> d_rank_deficient; //!< degenerate_vectors: per subcarrier
     size_t d_filter_retries = 0;
     std::vector<batch_segment> d_segments;
     //! Per slot ns, the detector's gather layout (detector::add_gather_layout); empty

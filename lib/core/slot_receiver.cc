@@ -62,6 +62,8 @@ slot_receiver::result slot_receiver::receive(
             res.why = s.why;
             res.noise_var = s.noise_var;
             res.truncated = s.truncated;
+            if (res.why.empty()) // H stayed on the device
+                res.degenerate = d_det.degenerate_vectors(ns, nullptr, llr);
             return res;
         }
         // The GPU found the pilots unusable: the CPU decides (as gpu estimate() does).
@@ -93,6 +95,8 @@ slot_receiver::result slot_receiver::receive(
             res.truncated = truncated[0];
     }
     res.why = why.at(0);
+    if (res.why.empty())
+        res.degenerate = d_det.degenerate_vectors(ns, d_H.data(), llr);
     return res;
 }
 
@@ -123,6 +127,8 @@ slot_receiver::result slot_receiver::receive_time(
             res.why = s.why;
             res.noise_var = s.noise_var;
             res.truncated = s.truncated;
+            if (res.why.empty()) // H stayed on the device
+                res.degenerate = d_det.degenerate_vectors(ns, nullptr, llr);
             return res;
         }
         // Samples that are not finite, or pilots the GPU finds unusable: the grid path
@@ -150,9 +156,9 @@ slot_receiver::receive_time_llr(int ns, const cf* const* samples, float* out)
     return receive_time(ns, samples, nullptr, out, false);
 }
 
-bool slot_receiver::register_input_memory(const void* p, size_t bytes)
+bool slot_receiver::register_input_memory(const void* p, size_t bytes, bool mirrored)
 {
-    return d_gpu_ofdm && d_gpu_ofdm->register_host_memory(p, bytes);
+    return d_gpu_ofdm && d_gpu_ofdm->register_host_memory(p, bytes, mirrored);
 }
 
 void slot_receiver::unregister_input_memory()

@@ -86,6 +86,10 @@ public:
         std::string why;     //!< why the slot was not detected (outputs zeros), or empty
         float noise_var = 0; //!< the estimate (NaN for unusable pilots)
         size_t truncated = 0; //!< vectors a PSD deadline cut short (count_truncated)
+        //! Detected vectors on a rank-deficient or zero channel, or with a saturated LLR
+        //! (slot_detection::degenerate_vectors; where H is estimated on the device, the
+        //! saturated LLRs only).
+        size_t degenerate = 0;
     };
     //! Slot ns: n_rx grids of 7 * n_sc -> detection().values_per_slot(ns) bits (hard
     //! decisions, or a soft detector's LLR signs).
@@ -111,10 +115,11 @@ public:
     /*!
      * GPU demodulation only (else false): page-locks [p, p + bytes), the block's input
      * buffer, so that time-domain slots lying in it are uploaded from there without a
-     * copy on the host (gpu_ofdm_demodulation::register_host_memory). The memory must
-     * stay mapped until unregister_input_memory() or the receiver's end.
+     * copy on the host (gpu_ofdm_demodulation::register_host_memory, which says what
+     * mirrored means). The memory must stay mapped until unregister_input_memory() or
+     * the receiver's end.
      */
-    bool register_input_memory(const void* p, size_t bytes);
+    bool register_input_memory(const void* p, size_t bytes, bool mirrored = false);
     void unregister_input_memory();
 
     //! One dummy slot through every stage, so the GPU buffers and the estimator's filters

@@ -98,17 +98,22 @@ inline gr::mimodet::detector::sptr make(const std::string& algorithm,
     return gr::mimodet::detector::make(base);
 }
 
-inline std::vector<uint8_t> run_bits(gr::mimodet::detector& d, const batch& b)
+//! stats (optional): n_mat * n_sym entries.
+inline std::vector<uint8_t>
+run_bits(gr::mimodet::detector& d, const batch& b, gr::mimodet::vector_stats* stats = nullptr)
 {
     std::vector<uint8_t> out(b.bits.size());
-    d.detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), out.data());
+    d.detect_bits(
+        b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), out.data(), stats);
     return out;
 }
 
-inline std::vector<float> run_llr(gr::mimodet::detector& d, const batch& b)
+inline std::vector<float>
+run_llr(gr::mimodet::detector& d, const batch& b, gr::mimodet::vector_stats* stats = nullptr)
 {
     std::vector<float> out(b.bits.size());
-    d.detect_llr(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), out.data());
+    d.detect_llr(
+        b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), out.data(), stats);
     return out;
 }
 

@@ -18,7 +18,12 @@
 
 namespace qa {
 
-//! Skips the current test where there is no CUDA device.
+//! Exit code of a GPU test program whose GPU tests all skipped for want of a device
+//! (gpu_test_main.cc); lib/CMakeLists.txt gives it to ctest as SKIP_RETURN_CODE.
+constexpr int k_skip_return_code = 77;
+
+//! Skips the current test where there is no CUDA device (the program then exits with
+//! k_skip_return_code, see gpu_test_main.cc).
 #define QA_SKIP_WITHOUT_GPU()                                                            \
     do {                                                                                 \
         if (gr::mimodet::cuda_device_count() == 0)                                       \

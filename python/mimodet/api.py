@@ -102,6 +102,9 @@ def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params)
                  exact ML): vectors still searching when it is spent end with the
                  best decision found so far, flagged in the 'truncated' stats
                  (detect_bits(..., return_stats=True))
+    LLRs are finite, saturated at +-1e10; the 'flags' stats of detect_bits and
+    detect_llr(..., return_stats=True) mark a rank-deficient or zero H (1) and a
+    saturated LLR (2), docs/CONVENTIONS.md.
     Raises TypeError for a parameter of the wrong type, ValueError for an invalid
     configuration.
     """

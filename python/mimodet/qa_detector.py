@@ -169,10 +169,32 @@ class qa_detector(gr_unittest.TestCase):
         H[3:, :, 1] = H[3:, :, 0]
         for alg in mimodet.algorithms():
             det = mimodet.detector(alg, 2, 2, "16qam")
-            bits = det.detect_bits(H, y, nv)
+            bits, st = det.detect_bits(H, y, nv, return_stats=True)
             self.assertTrue(np.all(bits <= 1))
+            # Every matrix is rank-deficient: flagged (bit 1), whatever the detector.
+            np.testing.assert_array_equal(st["flags"] & 1, 1, err_msg=alg)
             if det.soft:
-                self.assertTrue(np.all(np.isfinite(det.detect_llr(H, y, nv))))
+                llr, st = det.detect_llr(H, y, nv, return_stats=True)
+                self.assertTrue(np.all(np.isfinite(llr)))
+                np.testing.assert_array_equal(st["flags"] & 1, 1, err_msg=alg)
+                # An all-zero H says nothing about any bit.
+                np.testing.assert_array_equal(llr[:3], 0.0, err_msg=alg)
+
+    def test_012_saturated_llrs_are_finite_and_flagged(self):
+        # A vanishing noise variance: every soft detector's LLRs are finite, of the
+        # transmitted bits' signs, saturated at one magnitude (sfsd: or its missing-
+        # counter-hypothesis value) and flagged (bit 2); sound channels carry no bit 1.
+        H, y, _, bits = random_problem(self.rng, 20, 2, 2, "16qam", 300)
+        for alg in ("ml", "zf", "mmse", "sfsd", "mtt"):
+            det = mimodet.detector(alg, 2, 2, "16qam")
+            llr, st = det.detect_llr(H, y, 1e-40, return_stats=True)
+            self.assertTrue(np.all(np.isfinite(llr)), alg)
+            np.testing.assert_array_equal((llr < 0).astype(np.uint8), bits, err_msg=alg)
+            sat = np.max(np.abs(llr))
+            self.assertGreater(sat, 1e9, alg)
+            self.assertTrue(np.all((np.abs(llr) == sat) | (np.abs(llr) == 1000.0)), alg)
+            np.testing.assert_array_equal(st["flags"], 2 * np.any(np.abs(llr) == sat, axis=1),
+                                          err_msg=alg)
 
     def test_010_backend_selection(self):
         det = mimodet.detector("mmse", 2, 2, "qpsk", backend="auto")

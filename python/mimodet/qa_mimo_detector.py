@@ -284,6 +284,32 @@ class qa_mimo_detector(gr_unittest.TestCase):
         self.assertEqual(per_call.sum(), len(slots))
         self.assertEqual(per_call.max(), 8, per_call)
 
+    def test_012_degenerate_slots_tagged(self):
+        # Slot 4's H is all zeros, slot 5's has equal columns on subcarrier 3, slot 6's is
+        # sound: all three are detected (finite LLRs, zeros for the zero H), the first two
+        # tagged "degenerate" with their vectors on such a channel and counted as bad.
+        num = mimodet.lte_numerology.from_bandwidth(1.4)
+        grid = mimodet.lte_grid(num, 2, 0)
+        gen = [make_slot(self.rng, grid, ns, 2, "16qam", 0.0) for ns in (4, 5, 6)]
+        H4 = np.zeros_like(gen[0][2])
+        H5 = gen[1][2].copy()
+        H5[3, :, 1] = H5[3, :, 0]
+        on_sc3 = sum(1 for e in grid.data_elements(5) if e % num.n_sc == 3)
+        n4, n5 = len(gen[0][0]), len(gen[1][0])
+        for soft in (False, True):
+            det = mimodet.mimo_detector("sfsd", 1.4, 2, 2, "16qam", 0, "cpu", soft)
+            out, tags = run_detector(det, 1.4, 2, [g[1] for g in gen], [H4, H5, gen[2][2]],
+                                     [1e-2] * 3, [4, 5, 6], soft)
+            deg = [(t.offset, pmt.to_long(t.value)) for t in tags
+                   if pmt.symbol_to_string(t.key) == "degenerate"]
+            self.assertEqual(deg, [(0, len(grid.data_elements(4))), (n4, on_sc3)])
+            self.assertEqual(det.bad_slots(), 2)
+            hard = (out < 0).astype(np.uint8) if soft else out
+            np.testing.assert_array_equal(hard[n4 + n5:], gen[2][0])
+            if soft:
+                self.assertTrue(np.all(np.isfinite(out)))
+                self.assertTrue(np.all(out[:n4] == 0))
+
     def test_009_invalid_parameters(self):
         with self.assertRaises(ValueError):
             mimodet.mimo_detector("psd", 1.4, 2, 2, "16qam", 0, "cpu", True)  # hard + soft

@@ -84,7 +84,35 @@ struct MIMODET_API detector_config {
 //! when clipping is disabled.
 constexpr float missing_llr = 1000.0f;
 
-//! Per-vector complexity counters (tree detectors; zero elsewhere).
+/*!
+ * Largest magnitude of a (scaled) LLR: every detector and backend saturates its LLRs at
+ * +-llr_saturation (before llr_clip, which may lower it), so an LLR is always finite:
+ * at a vanishing noise_var or for a huge H and y the max-log LLR overflows a float. An
+ * LLR reaches it only at an SNR beyond about 100 dB (noise_var below 1e-10 for unit
+ * channel gains and symbols), past what float inputs resolve (about 1e-7 of their
+ * magnitude) and far past the channel estimator's 60 dB cap, so it never touches the
+ * LLR of a real channel. A vector with a saturated LLR is flagged
+ * (vector_flag_saturated). Unscaled LLRs (llr_scaled false) are the saturated value
+ * times noise_var.
+ */
+constexpr float llr_saturation = 1.0e10f;
+
+/*!
+ * Bits of vector_stats::flags: why a vector's output is not to be trusted as it is.
+ * Every detector and backend sets them by the same rules (docs/CONVENTIONS.md).
+ */
+enum vector_flag : uint32_t {
+    //! H is rank-deficient or all zeros by the rank rule of linear_common.h (pivoted
+    //! LDL^H of H^H H: a pivot <= 1e-10 times the largest; invariant under scaling of
+    //! H). The detector's output for it is a guess: LLRs 0 where a stream carries nothing
+    //! (zf, mmse) or an arbitrary decision (the tree detectors, whose QR divides by a
+    //! zero R_kk: their non-finite intermediate values give LLRs 0 or arbitrary bits).
+    vector_flag_rank_deficient = 1u,
+    //! An LLR of the vector reached +-llr_saturation (detect_llr only).
+    vector_flag_saturated = 2u,
+};
+
+//! Per-vector complexity counters (tree detectors; zero elsewhere) and flags.
 struct vector_stats {
     uint32_t expanded = 0;  //!< tree nodes expanded (children generated)
     uint32_t evaluated = 0; //!< path metrics computed
@@ -92,6 +120,8 @@ struct vector_stats {
     //! search while candidates inside the sphere were left: the output is the best leaf
     //! found, possibly not ML. 0: a complete search (exact ML).
     uint32_t truncated = 0;
+    //! vector_flag bits (0: nothing to report).
+    uint32_t flags = 0;
 };
 
 /*!

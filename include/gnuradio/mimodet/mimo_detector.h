@@ -51,7 +51,11 @@ namespace mimodet {
  *
  * A slot whose noise_var is not finite and > 0, or whose H or data elements are not
  * finite, is logged as an error, output as zeros (bits 0 / LLRs 0) and counted in
- * bad_slots(). Items of input 0 without a slot tag take the previous slot + 1 (mod 20).
+ * bad_slots(). A detected slot with vectors on a rank-deficient or zero channel (the
+ * subcarrier's H) or with an LLR saturated at +-llr_saturation keeps its outputs, gets a
+ * "degenerate" tag (value: the number of such vectors) and is counted in bad_slots() too
+ * (docs/CONVENTIONS.md). Items of input 0 without a slot tag take the previous slot + 1
+ * (mod 20).
  *
  * Real-time deadline (psd only, deadline_us > 0): each slot may search for deadline_us
  * (detector_config::psd_deadline_us: the block then gives each detect call one slot);
@@ -117,7 +121,8 @@ public:
     virtual std::string backend() const = 0;
     //! Slots detected so far (bad ones included).
     virtual uint64_t slots_processed() const = 0;
-    //! Slots that were output as zeros because of unusable input.
+    //! Slots that were output as zeros because of unusable input, and slots tagged
+    //! "degenerate".
     virtual uint64_t bad_slots() const = 0;
     //! Items of input 0 that had no "slot" tag.
     virtual uint64_t untagged_slots() const = 0;

@@ -51,7 +51,11 @@ namespace mimodet {
  *
  * A slot whose pilots are unusable (non-finite or all zero: no noise variance), or whose
  * data elements or estimated channel are not finite, is logged as an error, output as
- * zeros and counted in bad_slots(). Items without a slot tag take the previous slot + 1.
+ * zeros and counted in bad_slots(). A detected slot with vectors on a rank-deficient or
+ * zero estimated channel or with an LLR saturated at +-llr_saturation keeps its outputs,
+ * gets a "degenerate" tag (value: the number of such vectors) and is counted in
+ * bad_slots() too (docs/CONVENTIONS.md; where H is estimated on the GPU, only the
+ * saturated LLRs are seen). Items without a slot tag take the previous slot + 1.
  */
 class MIMODET_API mimo_receiver : virtual public gr::block
 {
@@ -112,7 +116,7 @@ public:
     virtual std::string backend() const = 0;
     //! Slots received so far (bad ones included).
     virtual uint64_t slots_processed() const = 0;
-    //! Slots output as zeros because of unusable input.
+    //! Slots output as zeros because of unusable input, and slots tagged "degenerate".
     virtual uint64_t bad_slots() const = 0;
     //! Slots of input 0 that had no "slot" tag.
     virtual uint64_t untagged_slots() const = 0;

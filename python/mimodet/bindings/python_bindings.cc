@@ -134,19 +134,22 @@ py::list psd_presets()
 py::object with_stats(py::object out, const batch_view& v, std::vector<vector_stats>& st)
 {
     py::array_t<uint32_t> expanded(v.n_mat * v.n_sym), evaluated(v.n_mat * v.n_sym);
-    py::array_t<uint8_t> truncated(v.n_mat * v.n_sym);
+    py::array_t<uint8_t> truncated(v.n_mat * v.n_sym), flags(v.n_mat * v.n_sym);
     auto e = expanded.mutable_unchecked<1>();
     auto ev = evaluated.mutable_unchecked<1>();
     auto tr = truncated.mutable_unchecked<1>();
+    auto fl = flags.mutable_unchecked<1>();
     for (size_t i = 0; i < st.size(); ++i) {
         e(i) = st[i].expanded;
         ev(i) = st[i].evaluated;
         tr(i) = static_cast<uint8_t>(st[i].truncated);
+        fl(i) = static_cast<uint8_t>(st[i].flags);
     }
     py::dict d;
     d["expanded"] = expanded;
     d["evaluated"] = evaluated;
     d["truncated"] = truncated; // 1: cut short by the PSD deadline
+    d["flags"] = flags;         // vector_flag bits: 1 rank-deficient H, 2 saturated LLR
     return py::make_tuple(out, d);
 }
 
@@ -185,6 +188,24 @@ void run_interruptible(detector& d, F&& call)
             throw py::error_already_set(); // the signal handler's exception
         throw;
     }
+}
+
+//! A detect call of the bindings (call(view, output, stats or nullptr), interruptible):
+//! its output array, with with_stats' dict where return_stats.
+template <typename T, typename Call>
+py::object run_detect(detector& d,
+                      py::object H,
+                      py::object y,
+                      py::object nv,
+                      bool return_stats,
+                      Call call)
+{
+    auto v = check_inputs(d, H, y, nv);
+    auto out = make_output<T>(v, d.bits_per_vector());
+    std::vector<vector_stats> st(return_stats ? v.n_mat * v.n_sym : 0);
+    auto* o = out.mutable_data();
+    run_interruptible(d, [&] { call(v, o, return_stats ? st.data() : nullptr); });
+    return return_stats ? with_stats(out, v, st) : py::object(out);
 }
 
 } // namespace
@@ -327,51 +348,52 @@ PYBIND11_MODULE(mimodet_python, m)
         .def(
             "detect_bits",
             [](detector& d, py::object H, py::object y, py::object nv, bool return_stats) {
-                auto v = check_inputs(d, H, y, nv);
-                auto out = make_output<uint8_t>(v, d.bits_per_vector());
-                std::vector<vector_stats> st(return_stats ? v.n_mat * v.n_sym : 0);
-                uint8_t* o = out.mutable_data();
-                run_interruptible(d, [&] {
-                    d.detect_bits(v.H.data(),
-                                  v.y.data(),
-                                  v.n_mat,
-                                  v.n_sym,
-                                  v.noise_var.data(),
-                                  o,
-                                  return_stats ? st.data() : nullptr);
-                });
-                return return_stats ? with_stats(out, v, st) : py::object(out);
+                return run_detect<uint8_t>(
+                    d, H, y, nv, return_stats, [&](auto& v, uint8_t* out, vector_stats* st) {
+                        d.detect_bits(v.H.data(),
+                                      v.y.data(),
+                                      v.n_mat,
+                                      v.n_sym,
+                                      v.noise_var.data(),
+                                      out,
+                                      st);
+                    });
             },
             py::arg("H"),
             py::arg("y"),
             py::arg("noise_var"),
             py::arg("return_stats") = false,
             "Hard bits, uint8 (B, n_tx*q) or (B, S, n_tx*q). With return_stats, also a "
-            "dict of per-vector 'expanded'/'evaluated' node counts and 'truncated' flags "
-            "(psd deadline).")
+            "dict of per-vector 'expanded'/'evaluated' node counts, 'truncated' flags "
+            "(psd deadline) and 'flags' (bit 1: H rank-deficient or zero, bit 2: an LLR "
+            "saturated; docs/CONVENTIONS.md).")
         .def(
             "detect_llr",
-            [](detector& d, py::object H, py::object y, py::object nv) {
-                auto v = check_inputs(d, H, y, nv);
+            [](detector& d, py::object H, py::object y, py::object nv, bool return_stats) {
                 if (!d.soft())
                     throw py::value_error(
                         "mimodet: detector '" + d.config().algorithm +
                         "' gives hard bits only; use detect_bits (LLRs: "
                         "ml, zf, mmse, sfsd or mtt)");
-                auto out = make_output<float>(v, d.bits_per_vector());
-                float* o = out.mutable_data();
-                run_interruptible(d, [&] {
-                    d.detect_llr(
-                        v.H.data(), v.y.data(), v.n_mat, v.n_sym, v.noise_var.data(), o);
-                });
-                return out;
+                return run_detect<float>(
+                    d, H, y, nv, return_stats, [&](auto& v, float* out, vector_stats* st) {
+                        d.detect_llr(v.H.data(),
+                                     v.y.data(),
+                                     v.n_mat,
+                                     v.n_sym,
+                                     v.noise_var.data(),
+                                     out,
+                                     st);
+                    });
             },
             py::arg("H"),
             py::arg("y"),
             py::arg("noise_var"),
+            py::arg("return_stats") = false,
             "Max-log LLRs ln P(b=0)/P(b=1) scaled by 1/noise_var (or, with llr_scaled=False, "
             "the raw metric differences: noise_var times that), float32 (B, n_tx*q) or "
-            "(B, S, n_tx*q).")
+            "(B, S, n_tx*q), saturated at +-1e10 (before noise_var's factor). With "
+            "return_stats, also the dict of detect_bits.")
         .def("cancel",
              &detector::cancel,
              "Ends the detect call running on another thread: it raises "
