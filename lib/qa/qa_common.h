@@ -194,10 +194,14 @@ inline void expect_segmented_equals_per_segment(gr::mimodet::detector& seg,
     size_t bit_diff = 0, stat_diff = 0, llr_diff = 0;
     for (size_t i = 0; i < bits.size(); ++i)
         bit_diff += bits[i] != ref_bits[i];
+    // The CUDA psd counts a long search's work as spread over tasks, which depends on
+    // the schedule (psd_se_cuda.cu); a short search's counts are fixed.
+    const bool spread = seg.config().algorithm == "psd" && seg.backend() == "cuda";
     for (size_t i = 0; i < st.size(); ++i)
-        stat_diff += st[i].expanded != ref_st[i].expanded ||
-                     st[i].evaluated != ref_st[i].evaluated ||
-                     st[i].truncated != ref_st[i].truncated;
+        stat_diff += st[i].truncated != ref_st[i].truncated ||
+                     ((!spread || ref_st[i].expanded < 64) &&
+                      (st[i].expanded != ref_st[i].expanded ||
+                       st[i].evaluated != ref_st[i].evaluated));
     for (size_t i = 0; i < llr.size(); ++i)
         llr_diff += !(llr[i] == ref_llr[i]);
     EXPECT_EQ(bit_diff, 0u) << what << ": bits";
