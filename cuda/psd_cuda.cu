@@ -1484,20 +1484,9 @@ public:
           d_g(g),
           d_max_grid(static_cast<size_t>(blocks_per_sm) * sms),
           d_sorted(sorted),
-          d_budget_ns(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us)))
+          d_clock(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us)))
     {
         d_counters.reserve(k_counters);
-        if (d_budget_ns != 0) {
-            d_call_start.reserve(1);
-            MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&d_armed, cudaEventDisableTiming));
-        }
-    }
-
-    ~psd_cuda_detector() override
-    {
-        // Destruction is deferred by CUDA until work recorded on it completes.
-        if (d_armed)
-            (void)cudaEventDestroy(d_armed);
     }
 
 protected:
@@ -1523,22 +1512,9 @@ protected:
         MIMODET_CUDA_CHECK_LAUNCH();
         // One counter per stream: launches on a stream run in order, so resetting it
         // on the stream before each launch is safe while other streams run.
-        unsigned int* counter = d_counters.get() + counter_index(s);
+        unsigned int* counter = d_counters.get() + d_clock.stream_index(s, k_counters);
         MIMODET_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned int), s));
-        if (d_budget_ns != 0) {
-            // A call's chunks are launched in order, chunk 0 (m0 == 0) first, also by
-            // kernel_seconds. Chunk 0 zeroes the start word; the chunks on the other
-            // streams wait for that before their detection kernel, so no block of this
-            // call sees the previous call's start. The previous call has completed (its
-            // results were collected), so nothing of it reads the word any more.
-            if (c.m0 == 0) {
-                MIMODET_CUDA_CHECK(
-                    cudaMemsetAsync(d_call_start.get(), 0, sizeof(unsigned long long), s));
-                MIMODET_CUDA_CHECK(cudaEventRecord(d_armed, s));
-            } else {
-                MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s, d_armed, 0));
-            }
-        }
+        d_clock.arm(s, c.m0 == 0);
         const size_t per_block = static_cast<size_t>(d_g.vectors);
         const unsigned grid = static_cast<unsigned>(
             std::min((c.n_vec + per_block - 1) / per_block, d_max_grid));
@@ -1552,8 +1528,8 @@ protected:
                                                    counter,
                                                    c.bits,
                                                    c.stats,
-                                                   d_budget_ns,
-                                                   d_call_start.get());
+                                                   d_clock.budget_ns(),
+                                                   d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
     }
 
@@ -1562,25 +1538,11 @@ protected:
 private:
     static constexpr int k_counters = 8;
 
-    int counter_index(cudaStream_t s)
-    {
-        for (size_t i = 0; i < d_stream_of.size(); ++i)
-            if (d_stream_of[i] == s)
-                return static_cast<int>(i);
-        if (d_stream_of.size() >= static_cast<size_t>(k_counters))
-            throw std::logic_error("mimodet: psd cuda: more streams than counters");
-        d_stream_of.push_back(s);
-        return static_cast<int>(d_stream_of.size() - 1);
-    }
-
     const psd_layout d_L;
     const psd_geometry d_g;
     const size_t d_max_grid;
     const bool d_sorted;
-    const unsigned long long d_budget_ns; //!< deadline budget; 0: none
-    cudaEvent_t d_armed = nullptr;        //!< the call's start word has been zeroed
-    device_buffer<unsigned long long> d_call_start;
-    std::vector<cudaStream_t> d_stream_of;
+    psd_call_clock d_clock; //!< the deadline's clock and the streams' counters
     device_buffer<unsigned int> d_counters;
     device_buffer<double> d_R, d_Qt;
     device_buffer<uint8_t> d_perm;
@@ -1628,6 +1590,44 @@ std::string psd_fit_device(const psd_layout& L, psd_geometry& g, int& blocks_per
 }
 
 } // namespace
+
+psd_call_clock::psd_call_clock(unsigned long long budget_ns) : d_budget_ns(budget_ns)
+{
+    if (d_budget_ns != 0) {
+        d_start.reserve(1);
+        MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&d_armed, cudaEventDisableTiming));
+    }
+}
+
+psd_call_clock::~psd_call_clock()
+{
+    // Destruction is deferred by CUDA until work recorded on it completes.
+    if (d_armed)
+        (void)cudaEventDestroy(d_armed);
+}
+
+void psd_call_clock::arm(cudaStream_t s, bool first)
+{
+    if (d_budget_ns == 0)
+        return;
+    if (first) {
+        MIMODET_CUDA_CHECK(cudaMemsetAsync(d_start.get(), 0, sizeof(unsigned long long), s));
+        MIMODET_CUDA_CHECK(cudaEventRecord(d_armed, s));
+    } else {
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s, d_armed, 0));
+    }
+}
+
+int psd_call_clock::stream_index(cudaStream_t s, int max)
+{
+    for (size_t i = 0; i < d_streams.size(); ++i)
+        if (d_streams[i] == s)
+            return static_cast<int>(i);
+    if (d_streams.size() >= static_cast<size_t>(max))
+        throw std::logic_error("mimodet: psd cuda: more streams than scratch slots");
+    d_streams.push_back(s);
+    return static_cast<int>(d_streams.size() - 1);
+}
 
 //! The preprocessing for nt x nrx: the lane-parallel kernel for the shapes of
 //! dispatch_prep_shape (4x4, 2x2, 2x4), one thread per matrix otherwise. one_thread: the

@@ -13,9 +13,11 @@
 #define INCLUDED_MIMODET_CUDA_PSD_DEVICE_CUH
 
 #include "../lib/core/rounded_math.h"
+#include "cuda_memory.h"
 #include "device_math.cuh"
 #include <cuda_runtime.h>
 #include <cstdint>
+#include <vector>
 
 namespace gr {
 namespace mimodet {
@@ -74,6 +76,41 @@ __device__ inline unsigned long long psd_call_start(unsigned long long* call_sta
     const unsigned long long old = atomicCAS(call_start, 0ull, now);
     return old != 0 ? old : now;
 }
+
+/*!
+ * Host side of a PSD detector's deadline clock and streams: the device word that holds
+ * the call's start (psd_call_start), armed before each chunk's search kernels, and the
+ * streams its chunks have used (each stream gets its own counters and scratch).
+ */
+class psd_call_clock
+{
+public:
+    //! budget_ns 0: no deadline (arm() does nothing).
+    explicit psd_call_clock(unsigned long long budget_ns);
+    ~psd_call_clock();
+    psd_call_clock(const psd_call_clock&) = delete;
+    psd_call_clock& operator=(const psd_call_clock&) = delete;
+
+    /*!
+     * Before a chunk's search kernels on stream s. A call's chunks are launched in order,
+     * chunk 0 (first) first: it zeroes the start word, and the other chunks' streams wait
+     * for that, so no block of this call sees the previous call's start. The previous
+     * call has completed (its results were collected), so nothing of it reads the word.
+     */
+    void arm(cudaStream_t s, bool first);
+    unsigned long long budget_ns() const { return d_budget_ns; }
+    unsigned long long* start() const { return d_start.get(); }
+
+    //! Index of stream s among the streams seen (a new one is appended), < max; throws
+    //! std::logic_error past max.
+    int stream_index(cudaStream_t s, int max);
+
+private:
+    const unsigned long long d_budget_ns;
+    cudaEvent_t d_armed = nullptr; //!< the call's start word has been zeroed
+    device_buffer<unsigned long long> d_start;
+    std::vector<cudaStream_t> d_streams;
+};
 
 /*!
  * The PSD's preprocessing of n_mat channel matrices (nrx x nt) on stream s: the real

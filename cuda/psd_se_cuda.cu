@@ -690,7 +690,7 @@ public:
           d_L(L),
           d_k(k),
           d_sorted(psd_uses_sorted_qr(cfg.sorted_qr, psd_cpu_tuned(cfg.n_tx))),
-          d_budget_ns(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us))),
+          d_clock(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us))),
           d_first_nodes(k_se_first_nodes),
           d_task_nodes(k_se_task_nodes)
     {
@@ -705,16 +705,6 @@ public:
 
         d_sms = prop.multiProcessorCount;
         d_words.reserve(static_cast<size_t>(k_streams_max) * k_se_words);
-        if (d_budget_ns != 0) {
-            d_call_start.reserve(1);
-            MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&d_armed, cudaEventDisableTiming));
-        }
-    }
-
-    ~psd_se_cuda_detector() override
-    {
-        if (d_armed)
-            (void)cudaEventDestroy(d_armed);
     }
 
 protected:
@@ -729,8 +719,8 @@ protected:
         // Chunks hold at most the whole batch.
         d_capacity = std::max(d_capacity,
                               std::max(k_se_min_task_capacity, static_cast<size_t>(d_L.P) * n_vec));
-        for (size_t i = 0; i < d_stream_of.size(); ++i)
-            reserve_tasks(static_cast<int>(i));
+        for (int i = 0; i < d_slots; ++i)
+            reserve_tasks(i);
     }
 
     void launch(cudaStream_t s, const chunk& c) override
@@ -755,26 +745,17 @@ protected:
         W.words = d_words.get() + static_cast<size_t>(slot) * k_se_words;
         W.capacity = static_cast<unsigned int>(d_capacity);
         MIMODET_CUDA_CHECK(cudaMemsetAsync(W.words, 0, k_se_words * sizeof(unsigned int), s));
-        if (d_budget_ns != 0) {
-            // As psd_cuda.cu: chunk 0 zeroes the call's start word, the others wait.
-            if (c.m0 == 0) {
-                MIMODET_CUDA_CHECK(
-                    cudaMemsetAsync(d_call_start.get(), 0, sizeof(unsigned long long), s));
-                MIMODET_CUDA_CHECK(cudaEventRecord(d_armed, s));
-            } else {
-                MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s, d_armed, 0));
-            }
-        }
+        d_clock.arm(s, c.m0 == 0);
         const unsigned first_grid = static_cast<unsigned>(
             std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_grid));
         d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y, R, Qt, perm, d_L,
                                                       static_cast<int>(c.n_vec), c.map, W,
                                                       c.bits, c.stats, d_first_nodes,
-                                                      d_budget_ns, d_call_start.get());
+                                                      d_clock.budget_ns(), d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
         for (int w = 0; w < d_L.waves; ++w) {
             d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
-                c.y, R, Qt, d_L, c.map, W, w, d_task_nodes, d_budget_ns, d_call_start.get());
+                c.y, R, Qt, d_L, c.map, W, w, d_task_nodes, d_clock.budget_ns(), d_clock.start());
             MIMODET_CUDA_CHECK_LAUNCH();
         }
         const unsigned small = static_cast<unsigned>(d_sms);
@@ -790,14 +771,11 @@ private:
     //! The stream's scratch slot (task lists, counters), allocated on first use.
     int stream_slot(cudaStream_t s)
     {
-        for (size_t i = 0; i < d_stream_of.size(); ++i)
-            if (d_stream_of[i] == s)
-                return static_cast<int>(i);
-        if (d_stream_of.size() >= static_cast<size_t>(k_streams_max))
-            throw std::logic_error("mimodet: psd cuda: more streams than scratch slots");
-        const int i = static_cast<int>(d_stream_of.size());
-        d_stream_of.push_back(s);
-        reserve_tasks(i);
+        const int i = d_clock.stream_index(s, k_streams_max);
+        if (i >= d_slots) {
+            reserve_tasks(i);
+            d_slots = i + 1;
+        }
         return i;
     }
 
@@ -810,14 +788,12 @@ private:
     const psd_se_layout d_L;
     const se_kernels d_k;
     const bool d_sorted;
-    const unsigned long long d_budget_ns;
+    psd_call_clock d_clock; //!< the deadline's clock and the streams' scratch slots
+    int d_slots = 0;        //!< scratch slots allocated
     const uint32_t d_first_nodes, d_task_nodes;
     size_t d_grid = 0;
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
     int d_sms = 0;
-    cudaEvent_t d_armed = nullptr;
-    device_buffer<unsigned long long> d_call_start;
-    std::vector<cudaStream_t> d_stream_of;
     device_buffer<unsigned int> d_words;
     device_buffer<double> d_R, d_Qt;
     device_buffer<uint8_t> d_perm;
