@@ -1715,19 +1715,12 @@ size_t psd_cuda_preprocess_differences(
 detector::sptr make_psd_cuda_detector(const detector_config& cfg)
 {
     const constellation& c = constellation::get(cfg.mod);
-    // One place for the PSD rules (Table 1 checks, Table 5 preset).
-    // Unset parameters take the H100-tuned preset (psd_gpu_presets).
+    // One place for the PSD rules (Table 1 checks, the defaults: psd_gpu_default).
     const psd_params p =
         psd_resolve(cfg.psd_lvl, cfg.psd_exp, cfg.n_tx, c.pam_order(), /*gpu=*/true);
     (void)psd_deadline_ns(cfg.psd_deadline_us); // the shared check, before any device work
-    // The depth-first set runs on its own kernels (psd_se_cuda.cu) unless a test forces
-    // one of Algorithm 3's variants.
-    const char* forced_variant = std::getenv("MIMODET_PSD_KERNEL");
-    if (psd_is_depth_first(p) &&
-        (!forced_variant || !*forced_variant || std::string(forced_variant) == "auto"))
-        return make_psd_se_cuda_detector(cfg);
-    // Variant: the warp kernel where it takes the parameters, else the block kernel;
-    // MIMODET_PSD_KERNEL=warp|block forces one (tests, measurements).
+    // Algorithm 3's variant: the warp kernel where it takes the parameters, else the block
+    // kernel; MIMODET_PSD_KERNEL=warp|block forces one (tests, measurements).
     std::vector<psd_variant> order = { psd_variant::warp, psd_variant::block };
     bool forced = false;
     if (const char* env = std::getenv("MIMODET_PSD_KERNEL")) {
@@ -1740,6 +1733,10 @@ detector::sptr make_psd_cuda_detector(const detector_config& cfg)
                                         "': expected warp, block or auto");
         }
     }
+    // The depth-first set runs on its own kernels (psd_se_cuda.cu) unless a variant of
+    // Algorithm 3 is forced.
+    if (!forced && psd_is_depth_first(p))
+        return make_psd_se_cuda_detector(cfg);
     std::string why;
     for (const psd_variant v : order) {
         psd_layout L;

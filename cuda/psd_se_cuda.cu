@@ -560,7 +560,6 @@ __global__ void __launch_bounds__(k_se_threads)
     se_task task;
     uint32_t limit = 0, since_refresh = 0;
     unsigned long long best_key = 0;
-    bool stopped = false;
     for (;;) {
         if (t < 0) {
             t = se_next_item(first, W.words + se_wave_next(wave));
@@ -579,7 +578,6 @@ __global__ void __launch_bounds__(k_se_threads)
                                      se_double(sv.bound));
             limit = can_split ? task_nodes : UINT32_MAX;
             since_refresh = 0;
-            stopped = false;
             continue;
         }
         se_vector& sv = W.vec[task.v];
@@ -587,7 +585,7 @@ __global__ void __launch_bounds__(k_se_threads)
         if (st.k > 0 && D.out_of_time(st.evaluated)) {
             if (psd_se_work_left(pb, st))
                 atomicOr(&sv.truncated, 1u);
-            stopped = done = true;
+            done = true;
         } else {
             const double before = st.d2;
             done = !psd_se_step<NMAX, true>(pb, st);
@@ -638,7 +636,6 @@ __global__ void __launch_bounds__(k_se_threads)
         atomicAdd(&sv.expanded, expanded);
         atomicAdd(&sv.evaluated, evaluated);
         D.work += evaluated;
-        (void)stopped;
         t = -1;
     }
 }
@@ -690,9 +687,7 @@ public:
           d_L(L),
           d_k(k),
           d_sorted(psd_uses_sorted_qr(cfg.sorted_qr, psd_cpu_tuned(cfg.n_tx))),
-          d_clock(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us))),
-          d_first_nodes(k_se_first_nodes),
-          d_task_nodes(k_se_task_nodes)
+          d_clock(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us)))
     {
         int dev = 0;
         MIMODET_CUDA_CHECK(cudaGetDevice(&dev));
@@ -750,12 +745,12 @@ protected:
             std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_grid));
         d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y, R, Qt, perm, d_L,
                                                       static_cast<int>(c.n_vec), c.map, W,
-                                                      c.bits, c.stats, d_first_nodes,
+                                                      c.bits, c.stats, k_se_first_nodes,
                                                       d_clock.budget_ns(), d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
         for (int w = 0; w < d_L.waves; ++w) {
             d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
-                c.y, R, Qt, d_L, c.map, W, w, d_task_nodes, d_clock.budget_ns(), d_clock.start());
+                c.y, R, Qt, d_L, c.map, W, w, k_se_task_nodes, d_clock.budget_ns(), d_clock.start());
             MIMODET_CUDA_CHECK_LAUNCH();
         }
         const unsigned small = static_cast<unsigned>(d_sms);
@@ -790,7 +785,6 @@ private:
     const bool d_sorted;
     psd_call_clock d_clock; //!< the deadline's clock and the streams' scratch slots
     int d_slots = 0;        //!< scratch slots allocated
-    const uint32_t d_first_nodes, d_task_nodes;
     size_t d_grid = 0;
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
     int d_sms = 0;
