@@ -77,6 +77,11 @@
 // of its own (psd_fallback_rest), so the call's remaining vectors are done in parallel.
 // Without a deadline (budget 0) the timer is never read and the traversal is unchanged,
 // bit for bit.
+//
+// Node budget (L.node_budget, psd_node_budget): checked where the deadline is, against
+// the vector's own path-metric count; a vector that reaches it ends as at the deadline
+// (the next vector searches as usual). The CPU's generic search checks at the same points,
+// so both backends stop a vector at the same count with the same flagged decision.
 
 #include "../lib/core/backend.h"
 #include "../lib/core/psd_common.h"
@@ -147,6 +152,7 @@ struct psd_layout {
     int bytes;
     double value[8]; //!< PAM levels, increasing
     int label[8];    //!< PAM label of value[j]
+    uint32_t node_budget; //!< path metrics per vector (psd_node_budget); 0: none
 };
 
 //! Pointers into one block's (warp variant: one warp's) shared memory, or the host
@@ -415,8 +421,10 @@ psd_search(Exec& ex, const psd_layout& L, const psd_smem& S, psd_state& T, psd_d
     // i is the level to fill next, level i-1 its source.
     int i = 2;
     while (i > 1) {
-        // Deadline; every condition is uniform.
-        if (psd_out_of_time(ex, D, T.evaluated)) {
+        // Node budget and deadline; every condition is uniform. The budget ends this
+        // vector's search only, as on the CPU (the same counts, the same check points).
+        const bool over = L.node_budget != 0 && T.evaluated >= L.node_budget;
+        if (over || psd_out_of_time(ex, D, T.evaluated)) {
             if (!(T.d2 < k_psd_inf)) {
                 psd_fallback(ex, L, S, T); // no leaf yet
                 return;
@@ -1467,6 +1475,7 @@ std::string psd_plan(const detector_config& cfg,
         L.value[j] = pam[order[j]];
         L.label[j] = order[j];
     }
+    L.node_budget = psd_node_budget(cfg.psd_node_budget, cfg.n_tx, L.P);
     return {};
 }
 

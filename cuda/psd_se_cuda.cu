@@ -35,6 +35,14 @@
 // the SIC point (psd_sic); every vector the thread takes after that gets the SIC point,
 // flagged. Tasks stop the same way; a queued vector with a stopped or skipped task is
 // flagged and gets the best leaf its tasks found.
+//
+// Node budget (psd_node_budget; L.node_budget, 0: none): a first-pass search stops at
+// the budget as the CPU's does (the same count, the same flagged best leaf). A spread
+// search counts its tasks' path metrics together in its se_vector (each task adds its
+// progress every k_se_bound_refresh steps); a task that sees the total reach the budget
+// stops as at the deadline, and tasks that start after that are skipped (the vector
+// flagged). The total is that of the parallel search, so where the budget ends a spread
+// search the best leaf may differ from the CPU's; both are flagged.
 
 #include "../lib/core/backend.h"
 #include "../lib/core/psd_common.h"
@@ -81,6 +89,7 @@ struct psd_se_layout {
     int waves;       //!< wave launches: task depths first_depth, first_depth + 1, .. N-1
     int first_depth; //!< depth of the first pass's tasks
     double inv_scale; //!< 1 / the constellation's scale
+    uint32_t node_budget; //!< path metrics per vector; 0: none
     double value[8];  //!< PAM levels, increasing
     int label[8];    //!< PAM label of value[j]
 };
@@ -463,7 +472,8 @@ __global__ void __launch_bounds__(k_se_threads)
             psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
             continue;
         }
-        if (st.k > 0 && D.out_of_time(st.evaluated)) {
+        const bool over = L.node_budget != 0 && st.evaluated >= L.node_budget;
+        if (st.k > 0 && (over || D.out_of_time(st.evaluated))) {
             uint32_t truncated = 1, evaluated = st.evaluated;
             if (st.d2 < psd_se_inf()) {
                 truncated = psd_se_work_left(pb, st) ? 1 : 0;
@@ -559,6 +569,8 @@ __global__ void __launch_bounds__(k_se_threads)
     bool first = true;
     se_task task;
     uint32_t limit = 0, since_refresh = 0;
+    uint32_t flushed = 0; //!< the task's metrics already added to its vector's count
+    bool over = false;    //!< the vector's node budget is spent
     unsigned long long best_key = 0;
     for (;;) {
         if (t < 0) {
@@ -567,7 +579,10 @@ __global__ void __launch_bounds__(k_se_threads)
                 break;
             task = tasks[t];
             se_vector& sv = W.vec[task.v];
-            if (D.out_of_time(0)) {
+            const bool spent =
+                L.node_budget != 0 &&
+                *reinterpret_cast<volatile uint32_t*>(&sv.evaluated) >= L.node_budget;
+            if (spent || D.out_of_time(0)) {
                 atomicOr(&sv.truncated, 1u); // a subtree left unsearched
                 t = -1;
                 continue;
@@ -578,11 +593,13 @@ __global__ void __launch_bounds__(k_se_threads)
                                      se_double(sv.bound));
             limit = can_split ? task_nodes : UINT32_MAX;
             since_refresh = 0;
+            flushed = 0;
+            over = false;
             continue;
         }
         se_vector& sv = W.vec[task.v];
         bool done = false;
-        if (st.k > 0 && D.out_of_time(st.evaluated)) {
+        if (st.k > 0 && (over || D.out_of_time(st.evaluated))) {
             if (psd_se_work_left(pb, st))
                 atomicOr(&sv.truncated, 1u);
             done = true;
@@ -597,6 +614,13 @@ __global__ void __launch_bounds__(k_se_threads)
                 since_refresh = 0;
                 const double g = se_double(*reinterpret_cast<volatile unsigned long long*>(&sv.bound));
                 st.bound = g < st.bound ? g : st.bound;
+                if (L.node_budget != 0) {
+                    // The vector's total so far: the first pass, the spreads and every
+                    // task's progress.
+                    const uint32_t delta = st.evaluated - flushed;
+                    flushed = st.evaluated;
+                    over = atomicAdd(&sv.evaluated, delta) + delta >= L.node_budget;
+                }
             }
         }
         uint32_t expanded = st.expanded, evaluated = st.evaluated;
@@ -634,7 +658,7 @@ __global__ void __launch_bounds__(k_se_threads)
             se_offer(sv, found, best_key, best, N);
         }
         atomicAdd(&sv.expanded, expanded);
-        atomicAdd(&sv.evaluated, evaluated);
+        atomicAdd(&sv.evaluated, evaluated - flushed);
         D.work += evaluated;
         t = -1;
     }
@@ -812,6 +836,7 @@ detector::sptr make_psd_se_cuda_detector(const detector_config& cfg)
     L.q = c.bits_per_symbol();
     L.log2P = L.q / 2;
     L.inv_scale = 1.0 / c.scale();
+    L.node_budget = psd_node_budget(cfg.psd_node_budget, cfg.n_tx, L.P);
     // Task depths: first_depth, then k_se_split_rows more a wave, down to N-1.
     L.first_depth = std::min(k_se_split_rows, L.N - 1);
     L.waves = 1;

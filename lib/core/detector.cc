@@ -104,6 +104,8 @@ protected:
         };
         auto work = [&](size_t t, size_t begin, size_t end) {
             core::cpu_kernel& k = *d_kernels[t];
+            const std::function<bool()> kernel_stop = stop;
+            k.set_stop(&kernel_stop);
             const int nr = d_cfg.n_rx, nt = d_cfg.n_tx;
             core::MatC Hm(nr, nt);
             std::vector<core::cd> yv;
@@ -216,6 +218,11 @@ void validate_config(const detector_config& cfg)
         throw std::invalid_argument("mimodet: psd_deadline_us applies to algorithm 'psd' "
                                     "only (got " +
                                     std::to_string(cfg.psd_deadline_us) + " for '" +
+                                    cfg.algorithm + "')");
+    if (cfg.psd_node_budget != -1 && cfg.psd_node_budget != 0 && cfg.algorithm != "psd")
+        throw std::invalid_argument("mimodet: psd_node_budget applies to algorithm 'psd' "
+                                    "only (got " +
+                                    std::to_string(cfg.psd_node_budget) + " for '" +
                                     cfg.algorithm + "')");
     core::validate_algorithm_config(cfg);
 }

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace gr {
@@ -52,6 +53,12 @@ public:
     //! of that call: the reference of per-call budgets (the PSD's deadline). Default:
     //! nothing.
     virtual void begin_call(std::chrono::steady_clock::time_point start) { (void)start; }
+    //! Called by the CPU detector on the thread that will run this kernel, before its
+    //! first detect() of a call: a function that returns true where the call is to stop
+    //! (cancellation), for kernels whose work per vector is unbounded (the PSD without
+    //! its node budget) to look at inside a vector's search. Null: none. Default: ignored
+    //! (the detector itself checks between vectors).
+    virtual void set_stop(const std::function<bool()>* stop) { (void)stop; }
 };
 
 //! Validates the algorithm-specific parts of cfg (throws std::invalid_argument) and

@@ -36,6 +36,18 @@
 // real level); one interrupted before its first leaf keeps the search's counters and
 // adds N evaluated. Without a deadline no clock is read and the search is the exact
 // one, bit for bit.
+//
+// Node budget (cfg.psd_node_budget, psd_node_budget()): a vector whose search has
+// computed that many path metrics stops as at the deadline (its best leaf, flagged where
+// candidates inside the sphere were left); the next vector searches as usual. Checked
+// at every step of the depth-first search and every Expand and Evaluate of the generic
+// one, so a vector overruns it by at most one Expand and Evaluate.
+//
+// Cancellation: the detector hands each kernel its stop function (set_stop); the
+// searches look at it with the deadline's clock reads (every k_check_evals path
+// metrics), so a call on one long vector (no budget) still ends promptly. A vector
+// stopped so, and every vector after it in the call, ends as at the deadline (the
+// detector then throws mimodet::cancelled).
 
 #include "kernel.h"
 #include "psd_common.h"
@@ -76,7 +88,8 @@ public:
           d_sorted_qr(psd_uses_sorted_qr(cfg.sorted_qr, params)),
           d_nr(static_cast<int>(params.lvl.size()) - 1),
           d_budget(std::chrono::nanoseconds(psd_deadline_ns(cfg.psd_deadline_us))),
-          d_has_deadline(d_budget.count() > 0)
+          d_has_deadline(d_budget.count() > 0),
+          d_node_budget(psd_node_budget(cfg.psd_node_budget, cfg.n_tx, d_P))
     {
         // A kernel used without begin_call (tests of the kernel alone) counts from here.
         begin_call(steady::now());
@@ -165,15 +178,20 @@ public:
         d_expired = false;
         d_work_done = 0;
         d_next_check = 0; // the first check comes at the start of the first vector
+        d_stop = nullptr;
     }
+
+    void set_stop(const std::function<bool()>* stop) override { d_stop = stop; }
 
 private:
     //! True when the search of the current vector must stop (deadline set and passed).
     //! Reads the clock every k_check_evals path metrics of the call; once it has seen
     //! the deadline pass, answers true without reading it for the rest of the call.
+    //! Also true once the stop function (cancellation) has answered true, looked at
+    //! with the same period.
     bool out_of_time(const vector_stats& st)
     {
-        if (!d_has_deadline)
+        if (!d_has_deadline && !d_stop)
             return false;
         if (d_expired)
             return true;
@@ -181,8 +199,14 @@ private:
         if (work < d_next_check)
             return false;
         d_next_check = work + k_check_evals;
-        d_expired = steady::now() >= d_deadline;
+        d_expired = (d_has_deadline && steady::now() >= d_deadline) || (d_stop && (*d_stop)());
         return d_expired;
+    }
+
+    //! The vector's search has used its node budget.
+    bool over_budget(uint32_t evaluated) const
+    {
+        return d_node_budget != 0 && evaluated >= d_node_budget;
     }
 
     //! Deadline fallback: the SIC point of the current vector (R, z) into d_best,
@@ -314,7 +338,7 @@ private:
         // Traversal process: i is the level to fill next, buffer i-1 its source.
         int i = 2;
         while (i > 1) {
-            if (out_of_time(st)) {
+            if (over_budget(st.evaluated) || out_of_time(st)) {
                 if (d2 < k_inf) // a leaf has been found: it is the decision
                     st.truncated = generic_work_left(i, d2) ? 1 : 0;
                 else
@@ -366,15 +390,17 @@ private:
 
     void search_depth_first(vector_stats& stats)
     {
+        // Whether a step may have to stop: a budget, a deadline or a stop function.
+        const bool checks = d_node_budget != 0 || d_has_deadline || d_stop;
         const psd_se_problem pb = se_problem();
         se_state& st = d_se;
         psd_se_begin(pb, st, d_N, nullptr, 0.0, psd_se_inf());
         for (;;) {
             // k > 0: rows k..N-1 are being enumerated (k = 0 takes a leaf next).
-            if (st.k > 0 && d_has_deadline) {
+            if (st.k > 0 && checks) {
                 vector_stats now = stats;
                 now.evaluated += st.evaluated;
-                if (out_of_time(now)) {
+                if (over_budget(st.evaluated) || out_of_time(now)) {
                     stats.expanded += st.expanded;
                     stats.evaluated += st.evaluated;
                     if (!(st.d2 < psd_se_inf())) {
@@ -423,6 +449,8 @@ private:
     const bool d_has_deadline;
     steady::time_point d_deadline;
     bool d_expired = false;
+    const uint32_t d_node_budget; //!< 0: none
+    const std::function<bool()>* d_stop = nullptr;
     uint64_t d_work_done = 0;  //!< path metrics of the finished vectors of this call
     uint64_t d_next_check = 0; //!< read the clock when the call's metrics reach this
 };

@@ -64,6 +64,30 @@ int64_t psd_deadline_ns(double deadline_us)
     return static_cast<int64_t>(std::ceil(deadline_us * 1e3));
 }
 
+uint32_t psd_default_node_budget(int n_tx, int omega)
+{
+    // Measured with apps/mimodet_psd_tail, 10^6 Rayleigh vectors per point
+    // (docs/RELIABILITY.md). 4x4 64QAM at 10 dB: one vector in 10^5 needs about 2.2 M
+    // path metrics (near-singular channels; the largest 6.2 M), so 64QAM from 3 antennas
+    // gets 2^22. Every other measured tail ends below 70 000 (4x4 16QAM at 5 dB: 49 480 for
+    // the depth-first set, 69 696 for Algorithm 3's H100 set; 2x2 64QAM at 10 dB: 3 888),
+    // and 2^18 leaves them a wide margin while ending a hostile vector within about 2 ms
+    // of one core.
+    return omega >= 8 && n_tx >= 3 ? uint32_t(1) << 22 : uint32_t(1) << 18;
+}
+
+uint32_t psd_node_budget(int64_t requested, int n_tx, int omega)
+{
+    if (requested < -1 || requested > psd_max_node_budget)
+        throw std::invalid_argument(
+            "mimodet: psd_node_budget must be -1 (the default), 0 (none: the unbounded "
+            "exact search) or a path-metric count up to " +
+            std::to_string(psd_max_node_budget) + ", got " + std::to_string(requested));
+    if (requested == -1)
+        return psd_default_node_budget(n_tx, omega);
+    return static_cast<uint32_t>(requested);
+}
+
 std::vector<int64_t> psd_eval(const psd_params& p, int omega)
 {
     std::vector<int64_t> eval;

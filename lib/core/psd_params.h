@@ -113,6 +113,23 @@ constexpr double psd_max_deadline_us = 1e9;
 //! the CUDA PSD.
 int64_t psd_deadline_ns(double deadline_us);
 
+//! Largest explicit node budget accepted (vector_stats::evaluated is 32-bit).
+constexpr int64_t psd_max_node_budget = 4000000000LL;
+
+/*!
+ * The default per-vector node budget (path metrics evaluated, vector_stats::evaluated)
+ * for n_tx antennas and |Omega| = omega: large enough that realistic inputs at the SNRs
+ * each configuration is used at almost never reach it (docs/RELIABILITY.md has the
+ * measured tails), small enough that one pathological vector ends within a few
+ * milliseconds on one CPU core.
+ */
+uint32_t psd_default_node_budget(int n_tx, int omega);
+
+//! detector_config::psd_node_budget resolved: -1 the default above, 0 none (0 returned:
+//! the unbounded exact search), else the value; throws std::invalid_argument outside
+//! -1..psd_max_node_budget. The one definition for the CPU and the CUDA PSD.
+uint32_t psd_node_budget(int64_t requested, int n_tx, int omega);
+
 //! "{9, 6, 4, 1}" style text for messages and test names.
 std::string psd_to_string(const std::vector<int>& v);
 

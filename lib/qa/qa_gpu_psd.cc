@@ -56,6 +56,7 @@ detector::sptr make_psd(int n_tx,
     c.psd_lvl = q.lvl;
     c.psd_exp = q.exp;
     c.sorted_qr = sorted_qr;
+    c.psd_node_budget = 0; // the exact search: decisions compare with the CPU's and ML
     return qa::make("psd", n_tx, n_rx, mod, c);
 }
 

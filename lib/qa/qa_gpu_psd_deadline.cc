@@ -64,6 +64,7 @@ detector::sptr make_psd(const qa::batch& b,
     detector_config c;
     c.backend = backend;
     c.psd_deadline_us = deadline_us;
+    c.psd_node_budget = 0; // only the deadline cuts searches here
     // The same set on both, so that decisions and node counts compare; the plain QR
     // unless asked (the depth-first set's default is the sorted one).
     const auto g = g_depth_first

@@ -36,6 +36,7 @@ detector_config psd_config(const psd_params& p, bool sorted_qr = false)
     cfg.psd_lvl = p.lvl;
     cfg.psd_exp = p.exp;
     cfg.sorted_qr = sorted_qr ? 1 : 0;
+    cfg.psd_node_budget = 0; // the exact search, compared with exhaustive ML
     return cfg;
 }
 

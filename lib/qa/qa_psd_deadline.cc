@@ -45,6 +45,7 @@ detector::sptr make_psd(const qa::batch& b,
     c.sorted_qr = sorted_qr == -1 ? 0 : sorted_qr;
     c.threads = threads;
     c.psd_deadline_us = deadline_us;
+    c.psd_node_budget = 0; // only the deadline cuts searches here
     // depth_first: the depth-first set (the default); otherwise Algorithm 3 with the
     // paper's Table 5 set.
     const auto p = depth_first

@@ -23,6 +23,7 @@ _PARAMS = {
     "llr_scaled": "llr_scaled",
     "threads": "threads",
     "deadline_us": "psd_deadline_us",
+    "budget": "psd_node_budget",
 }
 
 # What each keyword takes, for a TypeError that names the parameter instead of
@@ -37,6 +38,7 @@ _KINDS = {
     "llr_scaled": "bool",
     "threads": "int",
     "deadline_us": "float",
+    "budget": "int",
 }
 
 _PSD_RULES = (
@@ -102,6 +104,11 @@ def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params)
                  exact ML): vectors still searching when it is spent end with the
                  best decision found so far, flagged in the 'truncated' stats
                  (detect_bits(..., return_stats=True))
+      budget     PSD node budget: the most path metrics one vector's search may
+                 compute (-1, the default: a budget per configuration that
+                 realistic inputs almost never reach, docs/RELIABILITY.md; 0:
+                 none, the unbounded exact search); a vector that reaches it ends
+                 with its best decision so far, flagged 'truncated'
     LLRs are finite, saturated at +-1e10; the 'flags' stats of detect_bits and
     detect_llr(..., return_stats=True) mark a rank-deficient or zero H (1) and a
     saturated LLR (2), docs/CONVENTIONS.md.

@@ -4,8 +4,14 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""QA of the PSD deadline from Python: the deadline_us keyword of mimodet.detector (the
-'truncated' stats) and of the mimo_detector block ('truncated' tags, truncated_slots())."""
+"""QA of the PSD deadline and node budget from Python: the deadline_us and budget keywords
+of mimodet.detector (the 'truncated' stats) and the mimo_detector block's deadline
+('truncated' tags, truncated_slots())."""
+
+import os
+import signal
+import threading
+import time
 
 import numpy as np
 import pmt
@@ -35,10 +41,10 @@ class qa_psd_deadline(gr_unittest.TestCase):
 
     def test_001_detector_keyword(self):
         H, y, nv = rayleigh(self.rng, 100, 7, 4, 4, "64qam", 6.0)
-        exact = mimodet.detector("psd", 4, 4, "64qam", threads=1)
+        exact = mimodet.detector("psd", 4, 4, "64qam", threads=1, budget=0)
         ref, ref_st = exact.detect_bits(H, y, nv, return_stats=True)
         self.assertEqual(int(ref_st["truncated"].sum()), 0)
-        cut = mimodet.detector("psd", 4, 4, "64qam", threads=1, deadline_us=1.0)
+        cut = mimodet.detector("psd", 4, 4, "64qam", threads=1, deadline_us=1.0, budget=0)
         bits, st = cut.detect_bits(H, y, nv, return_stats=True)
         flags = st["truncated"].reshape(100, 7).astype(bool)
         self.assertTrue(flags.any())
@@ -53,6 +59,52 @@ class qa_psd_deadline(gr_unittest.TestCase):
             mimodet.detector("psd", 2, 2, deadline_us=-1.0)
         with self.assertRaises(ValueError):
             mimodet.mimo_detector("fsd", 1.4, 2, 2, "16qam", 0, deadline_us=10.0)
+
+    def test_003_node_budget_bounds_a_hostile_vector(self):
+        # One 8x8 64QAM vector with y x 9 (far outside the constellation): the unbounded
+        # exact search runs for minutes; the default budget ends it, flagged.
+        H, y, nv = rayleigh(self.rng, 1, 1, 8, 8, "64qam", 20.0)
+        det = mimodet.detector("psd", n_tx=8, n_rx=8, modulation="64qam", threads=1)
+        t0 = time.monotonic()
+        bits, st = det.detect_bits(H, 9 * y, 1.0, return_stats=True)
+        elapsed = time.monotonic() - t0
+        self.assertEqual(int(st["truncated"].sum()), 1)
+        self.assertTrue(np.isin(bits, (0, 1)).all())
+        # Bounded work, not a timing claim: the budget's path metrics.
+        self.assertLess(int(st["evaluated"].max()), 2 ** 22 + 8)
+        print("8x8 64QAM y x 9: %.1f ms, %d path metrics" % (elapsed * 1e3,
+                                                            int(st["evaluated"].max())))
+        for bad in (-2, 2 ** 40, 1.5):
+            with self.assertRaises((ValueError, TypeError)):
+                mimodet.detector("psd", 2, 2, budget=bad)
+        with self.assertRaises(ValueError):
+            mimodet.detector("fsd", 2, 2, budget=1000)
+
+    def test_004_ctrl_c_interrupts_one_unbounded_vector(self):
+        # budget=0: the same vector searches for minutes; SIGINT 0.2 s into the call
+        # raises KeyboardInterrupt well within a second (the search looks at the signal
+        # poll inside the vector, not only between vectors).
+        H, y, nv = rayleigh(self.rng, 1, 1, 8, 8, "64qam", 20.0)
+        det = mimodet.detector("psd", 8, 8, "64qam", threads=1, budget=0)
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        sent = []
+
+        def send():
+            time.sleep(0.2)
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                det.detect_bits(H, 9 * y, 1.0)
+            latency = time.monotonic() - sent[0]
+        finally:
+            sender.join()
+            signal.signal(signal.SIGINT, previous)
+        self.assertLess(latency, 1.0)
+        print("one unbounded vector: KeyboardInterrupt %.1f ms after SIGINT" % (latency * 1e3))
 
     def run_block(self, deadline_us, slots, snr_db):
         mhz, n_tx, n_rx, mod, cell_id = 1.4, 4, 4, "64qam", 9

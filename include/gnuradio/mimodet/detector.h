@@ -78,6 +78,20 @@ struct MIMODET_API detector_config {
     //! host-device copies and the QR are outside it. Finite and >= 0, at most 1e9
     //! (psd_deadline_ns); other algorithms refuse a non-zero value.
     double psd_deadline_us = 0.0;
+
+    //! PSD node budget: the most path metrics (vector_stats::evaluated) one vector's
+    //! search may compute. A vector that reaches it ends with the best leaf found so far
+    //! (every search finds its first leaf, the SIC point, within 2 n_tx levels), flagged
+    //! in vector_stats::truncated where candidates inside the sphere were left, as with
+    //! the deadline; unflagged vectors are exact ML. It bounds the work of a vector far
+    //! outside the constellation or on a near-singular channel, whose exact search can
+    //! take 10^6-10^9 path metrics. -1 (the default): a budget per configuration that
+    //! realistic inputs almost never reach and that ends a vector within a few
+    //! milliseconds (docs/RELIABILITY.md); 0: none, the unbounded exact search; else the
+    //! count (at most 4e9). A search spread over the GPU counts its subtrees' metrics
+    //! together, so where the budget ends a search the CPU's and the GPU's best leaf may
+    //! differ (both flagged). Other algorithms refuse a value other than -1 and 0.
+    int64_t psd_node_budget = -1;
 };
 
 //! Magnitude given to an LLR whose counter-hypothesis a list detector did not find,

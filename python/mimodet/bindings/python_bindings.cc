@@ -318,7 +318,12 @@ PYBIND11_MODULE(mimodet_python, m)
         .def_readwrite("psd_deadline_us",
                        &detector_config::psd_deadline_us,
                        "PSD real-time budget per detect call in microseconds; 0: none "
-                       "(exact ML). Vectors cut short are flagged 'truncated'.");
+                       "(exact ML). Vectors cut short are flagged 'truncated'.")
+        .def_readwrite("psd_node_budget",
+                       &detector_config::psd_node_budget,
+                       "PSD path metrics one vector's search may compute; -1: the "
+                       "configuration's default, 0: none (the unbounded exact search). "
+                       "Vectors cut short are flagged 'truncated'.");
 
     py::class_<detector, std::shared_ptr<detector>>(
         m,
