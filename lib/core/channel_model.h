@@ -9,7 +9,8 @@
 // noise variance from the pilots' difference energies, and the Wiener filter's grid
 // cell (delay spread b, SNR) from the spread fit's lag sums. Plain C++ apart from the
 // __host__ __device__ marks: the CPU estimator and the GPU one
-// (cuda/channel_estimation_cuda.cu, which decides on the device) share this code.
+// (cuda/channel_estimation_cuda.cu, which decides on the device in
+// cuda/channel_estimation_device.cuh) share this code.
 
 #ifndef INCLUDED_MIMODET_CORE_CHANNEL_MODEL_H
 #define INCLUDED_MIMODET_CORE_CHANNEL_MODEL_H

@@ -5,16 +5,23 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// Receiver front end of the LTE-style link without GNU Radio types: PSS correlation,
-// CP-based CFO estimation, SSS slot-0/10 decision and the streaming slot synchroniser
-// that the ofdm_sync block adapts.
+// Receiver front end of the LTE-style link without GNU Radio types: the streaming slot
+// synchroniser that the ofdm_sync block adapts, on the PSS correlation
+// (lte_sync_pss.h), the CP-based CFO estimation (lte_sync_cfo.h), the SSS slot-0/10 and
+// cell decision (lte_sync_sss.h) and the fine timing (lte_sync_tracking.h). Its code:
+// lte_sync.cc (buffers, slot output), lte_sync_acquisition.cc (search and lock),
+// lte_sync_tracking.cc (PSS tracking, sample clock).
 
 #ifndef INCLUDED_MIMODET_LTE_SYNC_H
 #define INCLUDED_MIMODET_LTE_SYNC_H
 
+#include "lte_sync_cfo.h"
+#include "lte_sync_common.h"
+#include "lte_sync_pss.h"
+#include "lte_sync_sss.h"
+#include "lte_sync_tracking.h"
 #include <gnuradio/mimodet/api.h>
 #include <gnuradio/mimodet/lte_grid.h>
-#include <complex>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,253 +36,6 @@ namespace core {
 class worker_pool;
 }
 namespace lte_sync {
-
-using cf = std::complex<float>;
-using cd = std::complex<double>;
-
-//! Time-domain PSS symbol without CP (N = fft_size samples): unitary IFFT of the 62
-//! values of lte_grid::make_pss(n_id2) on subcarriers n_sc/2-31 .. n_sc/2+30.
-MIMODET_API std::vector<cf> pss_symbol(const lte_numerology& num, int n_id2);
-
-//! Unitary DFT of the N samples at x on the 62 central (PSS/SSS) subcarriers, in single
-//! precision (a pruned DFT: 64-point FFTs of the decimated window, then 62 dot products;
-//! about 1e-6 of the bins' rms from the exact DFT).
-class MIMODET_API sync_dft
-{
-public:
-    explicit sync_dft(const lte_numerology& num);
-    ~sync_dft();
-    //! out[i] = subcarrier n_sc/2 - 31 + i, i = 0..61.
-    void operator()(const cf* x, cf* out);
-
-private:
-    struct impl;
-    int d_n;
-    std::vector<int> d_bins;
-    std::unique_ptr<impl> d_impl; //!< FFT plan and buffer
-};
-
-/*!
- * PSS correlation metric normalised in the sync band, over many lags:
- *
- *   M(d) = sum_a |sum_n x_a(d+n) p*(n)|^2 / (sum_a E_a(d) * sum_n |p(n)|^2),
- *   E_a(d) = sum_{k in sync band} |X_a,d(k)|^2,
- *
- * X_a,d the unitary N-point DFT of the window x_a[d .. d+N) and the sync band the 62
- * PSS subcarriers. The correlation (FFT overlap-save) only sees those subcarriers, so
- * by Cauchy-Schwarz M is in [0, 1], 1 for a noiseless PSS at the right lag. Normalising
- * by the band's energy instead of the whole window's makes the peak independent of how
- * the channel at the PSS subcarriers compares with the rest of the carrier (a
- * narrowband fade of port 0 at 20 MHz, or 4 ports of which only port 0 sends the PSS):
- * about SNR_b / (1 + SNR_b) x (CFO loss, sinc^2(cfo)) with SNR_b the PSS's SNR per
- * subcarrier. Data and noise give about 1/62 (exponential with one antenna).
- */
-class MIMODET_API pss_correlator
-{
-public:
-    pss_correlator(const lte_numerology& num, int n_id2);
-    /*!
-     * Several PSS at once (cell search: N_ID2 0, 1, 2): metric() with more lags than N
-     * writes the metric of n_id2s[k] to out[k n_lags ..], each bit for bit what a
-     * correlator of that N_ID2 alone gives, sharing the windows' DFTs and band energies
-     * (5 long FFTs per antenna and chunk for three references instead of 9). Fewer lags,
-     * reference() and correlate() are those of n_id2s[0].
-     */
-    pss_correlator(const lte_numerology& num, const std::vector<int>& n_id2s);
-    ~pss_correlator();
-    //! Number of references (metrics per lag).
-    int references() const { return static_cast<int>(d_refs.size()); }
-    int length() const { return d_n; }
-    const std::vector<cf>& reference() const { return d_ref; }
-    //! Metric for lags 0..n_lags-1; each x[a] must hold n_lags + N - 1 samples. Up to
-    //! N lags (the timing refinement and the tracking search) the 62 sync bins slide
-    //! along the lags (a DFT of the first window, then O(62) per lag, in double); more
-    //! lags (the acquisition's blocks) go through the FFT correlation. Both give M as
-    //! above to about 1e-6 (float rounding).
-    void metric(const std::vector<const cf*>& x, int n_lags, float* out);
-    //! Complex correlation sum_n x(n) p*(n) at one lag (direct).
-    cf correlate(const cf* x) const;
-    /*!
-     * Runs the antennas of the sliding metric (up to N lags) concurrently: runner(n, f)
-     * must call f(0..n-1), in any order or thread, and return when all are done. Each
-     * antenna's sums are kept apart and added in antenna order afterwards, so the metric
-     * is the serial one bit for bit. Without a runner the antennas run one by one.
-     */
-    using runner = std::function<void(size_t, const std::function<void(size_t)>&)>;
-    void set_runner(runner r) { d_runner = std::move(r); }
-
-private:
-    //! Adds E(d), d = 0..m-1, of one antenna (x: m + N - 1 samples) to impl::band.
-    void band_energy(const cf* x, int m);
-    //! metric() for n_lags <= N: sliding DFT on the sync bins.
-    void metric_sliding(const std::vector<const cf*>& x, int n_lags, float* out);
-    struct impl;
-    struct antenna_sums;
-    int d_n, d_p;
-    std::vector<cf> d_ref;               //!< of the first reference
-    std::vector<std::vector<cf>> d_refs; //!< all references
-    std::unique_ptr<impl> d_impl;
-    runner d_runner;
-};
-
-//! CP correlation of the slot starting at x[a][0] (slot_samples + skip... samples
-//! available): sum_a sum_l sum_{n in CP_l, n >= CP start + skip} conj(x(n)) x(n+N).
-//! Its argument is 2 pi cfo (cfo in subcarrier spacings).
-MIMODET_API cd cp_correlation(const lte_numerology& num,
-                              const std::vector<const cf*>& x,
-                              int skip);
-//! CFO in subcarrier spacings from a CP correlation: arg(r) / (2 pi), in (-0.5, 0.5].
-MIMODET_API double cfo_from_correlation(cd r);
-
-/*!
- * Timing-free CP search: for slot starts theta = 0..n_theta-1 (relative to x), the CP
- * correlation Gamma(theta) over the 7 symbols (the last cp_other samples of every CP);
- * returns the theta maximising |Gamma| and Gamma there. Each x[a] must hold
- * n_theta + slot_samples samples.
- */
-MIMODET_API int cp_search(const lte_numerology& num,
-                          const std::vector<const cf*>& x,
-                          int n_theta,
-                          cd* gamma);
-
-//! Rotates out[i] = in[i] exp(-j phase(index0 + i)), phase(n) = phase0 + 2 pi cfo (n - n0) / N.
-class MIMODET_API cfo_rotator
-{
-public:
-    //! phasors() starts every `block` samples from the exact phase, so phasors(index0 +
-    //! k block, ph + k block, m) continues phasors(index0, ph, n) bit for bit.
-    static constexpr int block = 1024;
-    explicit cfo_rotator(int fft_size) : d_n(fft_size) {}
-    //! Changes the CFO keeping the phase continuous at absolute sample index n.
-    void retune(double cfo, int64_t n);
-    void reset(double cfo, int64_t n0, double phase0 = 0.0);
-    double cfo() const { return d_cfo; }
-    double phase(int64_t n) const;
-    void apply(int64_t index0, const cf* in, cf* out, int n) const;
-    /*!
-     * The n phasors exp(-j phase(index0 + i)) that apply() multiplies with, in single
-     * precision (exactly apply()'s values: a double recursion re-anchored every 1024
-     * samples), so that several antennas with the same index0 share them:
-     * apply(index0, in, out, n) == multiply(in, ph, out, n).
-     */
-    void phasors(int64_t index0, cf* ph, int n) const;
-    //! out[i] = in[i] ph[i] (single precision, apply()'s rounding; in may be out).
-    static void multiply(const cf* in, const cf* ph, cf* out, int n);
-
-private:
-    int d_n;
-    double d_cfo = 0.0, d_phase0 = 0.0;
-    int64_t d_n0 = 0;
-};
-
-/*!
- * \brief Fractional-delay interpolator for the sample-rate offset correction: y(p) for a
- * real position p from the samples around it, with a Kaiser-windowed sinc (beta 7) of
- * `taps` taps, tabulated at `phases` fractions and interpolated linearly between them.
- * Error below -59 dB (-65 dB at rate 1) for signals within +-0.36 of the sample rate
- * (the widest LTE occupancy is +-0.352 at 3 MHz), at rates within 100 ppm of 1.
- */
-class MIMODET_API frac_interp
-{
-public:
-    static constexpr int taps = 16;
-    static constexpr int phases = 256;
-    frac_interp();
-    //! Samples x[-(taps/2 - 1)] .. x[taps/2] around position 0 are read for y(mu), mu in [0, 1].
-    static constexpr int before = taps / 2 - 1;
-    static constexpr int after = taps / 2;
-    /*!
-     * out[i] = x(p0 + i * rate), i = 0..n-1, positions relative to x[0] (x must be
-     * readable from floor(p0) - before - 1 to floor(p0 + (n - 1) rate) + after + 1). The
-     * taps are held over blocks of 4 outputs.
-     */
-    void resample(const cf* x, double p0, double rate, cf* out, int n) const;
-
-private:
-    std::vector<float> d_table; //!< (phases + 1) x taps
-};
-
-/*!
- * Fractional timing of a PSS from its 62 subcarriers: pss_bins[a] the sync_dft of the
- * window that starts at the integer PSS position (CFO corrected), and pss its values;
- * Z(k) = Y(k) conj(P(k)) carries exp(-j 2 pi k tau / N), so tau (samples, the signal
- * later than the window for tau > 0) is -N / (2 pi) arg(sum_k Z(k+1) conj(Z(k))) over
- * adjacent subcarriers and antennas. The channel's mean delay adds a constant.
- */
-MIMODET_API double pss_fraction(const std::vector<std::vector<cf>>& pss_bins,
-                                const std::vector<cf>& pss,
-                                int fft_size);
-
-//! Slot 0 / slot 10 decision from the SSS (frequency domain, coherent with the PSS).
-struct sss_decision {
-    int ns = -1;          //!< 0 or 10
-    double rho0 = 0.0;    //!< normalised coherent correlation with the SSS of slot 0, [-1, 1]
-    double rho10 = 0.0;   //!< ... with the SSS of slot 10
-    bool confident = false; //!< best rho > 0.4 and ahead of the other by > 0.2
-};
-/*!
- * pss_bins[a], sss_bins[a]: the 62 sync subcarriers (sync_dft) of the PSS and SSS symbols
- * on antenna a, CFO corrected. The PSS gives the channel; z = Y_sss conj(H_pss) is
- * correlated with both SSS candidates.
- */
-MIMODET_API sss_decision detect_sss(const std::vector<std::vector<cf>>& pss_bins,
-                                    const std::vector<std::vector<cf>>& sss_bins,
-                                    const std::vector<cf>& pss,
-                                    const std::vector<cf>& sss0,
-                                    const std::vector<cf>& sss10);
-
-/*!
- * Coherent SSS correlations: with h = Y_pss conj(P) (the channel from the PSS) and
- * z = Y_sss conj(h) per antenna and subcarrier, rho_i = sum Re(z conj(c_i)) / sum |z|
- * for every candidate SSS c_i (62 values), in [-1, 1]: 0 +- 0.1 on noise or another
- * sequence, 0.8-1 on the SSS sent from 10 dB SNR on. Returns false (rho untouched) when
- * the SSS symbol holds no finite energy. detect_sss and sss_hypotheses decide with it.
- */
-MIMODET_API bool sss_correlations(const std::vector<std::vector<cf>>& pss_bins,
-                                  const std::vector<std::vector<cf>>& sss_bins,
-                                  const std::vector<cf>& pss,
-                                  const std::vector<const std::vector<cf>*>& candidates,
-                                  double* rho);
-
-//! Cell search from the SSS: which N_ID1 (and slot 0 or 10) a PSS of N_ID2 belongs to.
-struct cell_decision {
-    int n_id1 = -1;         //!< 0..167; -1: no decision (no finite SSS energy)
-    int ns = -1;            //!< 0 or 10
-    double rho = 0.0;       //!< sss_correlations of the best of the 336 hypotheses
-    double runner_up = 0.0; //!< the largest rho among the 335 others
-};
-
-/*!
- * The 336 SSS sequences (N_ID1 0..167, slot 0 and 10) that can follow the PSS of one
- * N_ID2, and the exhaustive decision among them: the hypothesis with the largest
- * coherent correlation (sss_correlations). A real SSS gives rho 0.8-1 and the others
- * about 0 +- 0.1 (at most about 0.35 over the 335), so the margin to the runner-up is
- * what tells a cell from noise.
- */
-class MIMODET_API sss_hypotheses
-{
-public:
-    explicit sss_hypotheses(int n_id2);
-    // d_ptr points into d_sss: a move keeps the sequences where they are, a copy would not.
-    sss_hypotheses(const sss_hypotheses&) = delete;
-    sss_hypotheses& operator=(const sss_hypotheses&) = delete;
-    sss_hypotheses(sss_hypotheses&&) = default;
-    sss_hypotheses& operator=(sss_hypotheses&&) = default;
-    int n_id2() const { return d_n_id2; }
-    //! SSS of cell 3 n_id1 + n_id2 in slot ns (0 or 10).
-    const std::vector<cf>& sss(int n_id1, int ns) const
-    {
-        return d_sss[2 * static_cast<size_t>(n_id1) + (ns == 10 ? 1 : 0)];
-    }
-    cell_decision detect(const std::vector<std::vector<cf>>& pss_bins,
-                         const std::vector<std::vector<cf>>& sss_bins) const;
-
-private:
-    int d_n_id2;
-    std::vector<cf> d_pss;
-    std::vector<std::vector<cf>> d_sss;   //!< [2 n_id1 + (ns == 10)]
-    std::vector<const std::vector<cf>*> d_ptr;
-};
 
 //! Parameters of the slot synchroniser.
 struct slot_sync_params {
