@@ -135,19 +135,46 @@ void count_degenerate(std::atomic<uint64_t>& bad,
     ++bad;
 }
 
-void count_bad(std::atomic<uint64_t>& bad,
-               const std::string& why,
-               int ns,
-               uint64_t abs_item,
-               gr::logger& logger)
+slot_report::slot_report()
+    : d_slot_key(pmt::mp("slot")), d_truncated_key(pmt::mp("truncated")),
+      d_degenerate_key(pmt::mp("degenerate"))
 {
-    if (bad == 0 || (bad + 1) % 1000 == 0)
-        logger.error("slot {} (item {}): {}; output set to zeros ({} bad slots so far)",
-                     ns,
-                     abs_item,
-                     why,
-                     bad + 1);
-    ++bad;
+}
+
+const std::vector<gr::tag_t>& slot_report::add(
+    const outcome& o, int ns, uint64_t abs_item, uint64_t out_item, gr::logger& logger)
+{
+    d_tags.clear();
+    const auto tag = [&](const pmt::pmt_t& key, long value) {
+        gr::tag_t t;
+        t.offset = out_item;
+        t.key = key;
+        t.value = pmt::from_long(value);
+        d_tags.push_back(t);
+    };
+    if (!o.why.empty()) {
+        if (bad == 0 || (bad + 1) % 1000 == 0)
+            logger.error(
+                "slot {} (item {}): {}; output set to zeros ({} bad slots so far)",
+                ns,
+                abs_item,
+                o.why,
+                bad + 1);
+        ++bad;
+    }
+    tag(d_slot_key, ns);
+    if (o.why.empty() && o.truncated > 0) {
+        // The deadline cut some searches short: downstream may weigh this slot's bits
+        // accordingly (they are valid decisions, not necessarily ML).
+        tag(d_truncated_key, static_cast<long>(o.truncated));
+        ++truncated;
+    }
+    if (o.why.empty() && o.degenerate > 0) {
+        count_degenerate(bad, o.degenerate, o.n_vectors, ns, abs_item, logger);
+        tag(d_degenerate_key, static_cast<long>(o.degenerate));
+    }
+    ++slots;
+    return d_tags;
 }
 
 const char* const k_no_cell = "no cell id known (cell_id -1 and no cell_id tag so far)";

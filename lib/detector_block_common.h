@@ -92,13 +92,44 @@ void count_degenerate(std::atomic<uint64_t>& bad,
                       uint64_t abs_item,
                       gr::logger& logger);
 
-//! A slot output as zeros (why: the reason) is counted in bad; the first one and every
-//! 1000th bad slot are logged.
-void count_bad(std::atomic<uint64_t>& bad,
-               const std::string& why,
-               int ns,
-               uint64_t abs_item,
-               gr::logger& logger);
+/*!
+ * The slot counters of a block that detects slots (mimo_detector, mimo_receiver), read
+ * by other threads (GUI probes, tests) while work() runs, and the tags of each slot's
+ * first output item: "slot" (ns), "truncated" (the vectors a PSD deadline cut short)
+ * and "degenerate" (count_degenerate).
+ */
+class slot_report
+{
+public:
+    //! What the block learnt of one slot.
+    struct outcome {
+        std::string why;       //!< not empty: output as zeros, for this reason
+        size_t truncated = 0;  //!< vectors the PSD deadline cut short
+        size_t degenerate = 0; //!< vectors on a degenerate channel (count_degenerate)
+        size_t n_vectors = 0;  //!< the slot's vectors
+    };
+
+    slot_report();
+    /*!
+     * Counts slot ns (first input item abs_item, first output item out_item) and
+     * returns the tags of its first output item. A slot output as zeros is logged as
+     * count_degenerate logs (the first one and every 1000th bad slot).
+     */
+    const std::vector<gr::tag_t>& add(const outcome& o,
+                                      int ns,
+                                      uint64_t abs_item,
+                                      uint64_t out_item,
+                                      gr::logger& logger);
+
+    std::atomic<uint64_t> slots{ 0 };     //!< slots processed (bad ones included)
+    std::atomic<uint64_t> bad{ 0 };       //!< output as zeros, or tagged "degenerate"
+    std::atomic<uint64_t> untagged{ 0 };  //!< input items without a "slot" tag
+    std::atomic<uint64_t> truncated{ 0 }; //!< slots tagged "truncated"
+
+private:
+    const pmt::pmt_t d_slot_key, d_truncated_key, d_degenerate_key;
+    std::vector<gr::tag_t> d_tags; //!< add()'s
+};
 
 //! Why a slot of a block made with cell_id -1 is not detected before the first cell_id
 //! tag.

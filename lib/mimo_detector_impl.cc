@@ -69,9 +69,8 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
       d_slot_key(pmt::mp("slot")), d_deadline(cfg.psd_deadline_us > 0.0),
       // A PSD deadline is a budget per detector call: one slot per lane and call makes it
       // one per slot. Otherwise queued slots share calls (fewer, larger GPU batches).
-      d_max_slots_per_call(1), d_truncated_key(pmt::mp("truncated")),
-      d_cell_key(pmt::mp("cell_id")), d_cell(checked_cell_id("mimo_detector", cell_id)),
-      d_degenerate_key(pmt::mp("degenerate")),
+      d_max_slots_per_call(1), d_cell_key(pmt::mp("cell_id")),
+      d_cell(checked_cell_id("mimo_detector", cell_id)),
       d_lanes(cfg,
               lte_numerology::from_bandwidth(bandwidth_mhz),
               gpu_lanes(cfg.psd_deadline_us > 0.0),
@@ -174,7 +173,7 @@ int mimo_detector_impl::general_work(int noutput_items,
     d_offsets.clear();
     d_grid_ptrs.resize(static_cast<size_t>(d_max_slots_per_call) * d_n_rx);
     const int next_ns0 = d_next_ns; // restored where the call is abandoned
-    const uint64_t untagged0 = d_untagged;
+    const uint64_t untagged0 = d_report.untagged;
     int done = 0;
     size_t produced = 0;
     if (d_cell.automatic()) {
@@ -193,7 +192,7 @@ int mimo_detector_impl::general_work(int noutput_items,
             break;
         cell = c;
         if (!tagged)
-            count_untagged(d_untagged, "grid item", first + done, ns, *d_logger);
+            count_untagged(d_report.untagged, "grid item", first + done, ns, *d_logger);
         const gr_complex** grids = d_grid_ptrs.data() + static_cast<size_t>(done) * d_n_rx;
         for (int r = 0; r < d_n_rx; ++r)
             grids[r] = static_cast<const gr_complex*>(input_items[r]) + done * grid_len;
@@ -245,47 +244,27 @@ int mimo_detector_impl::general_work(int noutput_items,
         // The flowgraph is stopping (top_block::stop): the call is abandoned, its slots
         // neither produced nor consumed, as if it had not begun.
         d_next_ns = next_ns0;
-        d_untagged = untagged0;
+        d_report.untagged = untagged0;
         d_logger->debug("{} slot(s) left undetected: the flowgraph is stopping", n);
         return 0;
     }
 
+    const auto& lane0 = d_lanes[0];
     for (size_t i = 0; i < n; ++i) {
         const int ns = d_batch[i].ns;
         const size_t at = d_offsets[i];
-        if (!why[i].empty())
-            count_bad(d_bad, why[i], ns, first + i, *d_logger);
-        const uint64_t tag_at = nitems_written(0) + at;
-        add_item_tag(0, tag_at, d_slot_key, pmt::from_long(ns), alias_pmt());
-        const size_t n_trunc = i < truncated.size() ? truncated[i] : 0;
-        if (why[i].empty() && n_trunc > 0) {
-            // The deadline cut some searches short: downstream may weigh this slot's
-            // bits accordingly (they are valid decisions, not necessarily ML).
-            add_item_tag(0,
-                         tag_at,
-                         d_truncated_key,
-                         pmt::from_long(static_cast<long>(n_trunc)),
-                         alias_pmt());
-            ++d_truncated;
+        slot_report::outcome o;
+        o.why = why[i];
+        o.truncated = truncated[i];
+        if (o.why.empty()) {
+            const float* llr =
+                d_soft ? reinterpret_cast<const float*>(out) + at : nullptr;
+            o.degenerate = lane0.degenerate_vectors(ns, d_batch[i].H, llr);
+            o.n_vectors = lane0.values_per_slot(ns) / lane0.values_per_element();
         }
-        const float* llr = d_soft ? reinterpret_cast<const float*>(out) + at : nullptr;
-        const size_t n_deg =
-            why[i].empty() ? d_lanes[0].degenerate_vectors(ns, d_batch[i].H, llr) : 0;
-        if (n_deg > 0) {
-            count_degenerate(d_bad,
-                             n_deg,
-                             d_lanes[0].values_per_slot(ns) /
-                                 d_lanes[0].values_per_element(),
-                             ns,
-                             first + i,
-                             *d_logger);
-            add_item_tag(0,
-                         tag_at,
-                         d_degenerate_key,
-                         pmt::from_long(static_cast<long>(n_deg)),
-                         alias_pmt());
-        }
-        ++d_slots;
+        for (const auto& t :
+             d_report.add(o, ns, first + i, nitems_written(0) + at, *d_logger))
+            add_item_tag(0, t.offset, t.key, t.value, alias_pmt());
     }
     consume_each(done);
     if (d_timeline)

@@ -31,10 +31,10 @@ public:
 
     int items_per_slot(int ns) const override;
     std::string backend() const override { return d_lanes.backend(); }
-    uint64_t slots_processed() const override { return d_slots.load(); }
-    uint64_t bad_slots() const override { return d_bad.load(); }
-    uint64_t untagged_slots() const override { return d_untagged.load(); }
-    uint64_t truncated_slots() const override { return d_truncated.load(); }
+    uint64_t slots_processed() const override { return d_report.slots.load(); }
+    uint64_t bad_slots() const override { return d_report.bad.load(); }
+    uint64_t untagged_slots() const override { return d_report.untagged.load(); }
+    uint64_t truncated_slots() const override { return d_report.truncated.load(); }
 
     //! start(): withdraws a cancellation left by stop(); stop(): cancels a running detect.
     bool start() override;
@@ -59,8 +59,7 @@ private:
     const pmt::pmt_t d_slot_key;
     int d_next_ns = 0;
     std::vector<gr::tag_t> d_item_tags; //!< reused by slot_of_item()
-    // Read by other threads (GUI probes, tests) while work() runs.
-    std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
+    slot_report d_report;               //!< the counters and the slots' output tags
     std::vector<const gr_complex*> d_grid_ptrs; //!< [slot of the call][n_rx]
     std::vector<core::slot_detection::slot_input> d_batch; //!< the slots of a call
     std::vector<size_t> d_offsets; //!< [slot of the call]: its first output item; + end
@@ -68,10 +67,9 @@ private:
     std::vector<std::vector<size_t>> d_lane_trunc;    //!< per lane: truncated vectors
     bool d_deadline; //!< psd with a deadline: count and tag truncated vectors
     int d_max_slots_per_call;
-    const pmt::pmt_t d_truncated_key, d_cell_key;
+    const pmt::pmt_t d_cell_key;
     slot_cell d_cell; //!< the cell given, or of the slots' cell_id tags (cell_id -1)
     std::vector<gr::tag_t> d_cell_tags; //!< this call's cell_id tags (cell_id -1)
-    const pmt::pmt_t d_degenerate_key; //!< slots with degenerate vectors (count_degenerate)
     //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
     std::unique_ptr<core::call_timeline> d_timeline;
     //! Lane 0, and with the CUDA backend further lanes for other slots of a call.

@@ -68,9 +68,8 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
       d_time_domain(time_domain), d_n_rx(cfg.n_rx),
       d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
       d_slot_samples(lte_numerology::from_bandwidth(bandwidth_mhz).slot_samples()),
-      d_slot_key(pmt::mp("slot")), d_truncated_key(pmt::mp("truncated")),
-      d_cell_key(pmt::mp("cell_id")), d_aligner(d_slot_samples),
-      d_cell(checked_cell_id("mimo_receiver", cell_id)),
+      d_slot_key(pmt::mp("slot")), d_cell_key(pmt::mp("cell_id")),
+      d_aligner(d_slot_samples), d_cell(checked_cell_id("mimo_receiver", cell_id)),
       d_lanes(cfg,
               lte_numerology::from_bandwidth(bandwidth_mhz),
               receiver_gpu_lanes(),
@@ -225,7 +224,7 @@ int mimo_receiver_impl::collect_grid_jobs(int avail, int noutput_items, size_t& 
         if (!d_jobs.empty() && cell != d_jobs[0].cell)
             break; // one cell per call: the lanes are made for it
         if (!tagged)
-            count_untagged(d_untagged, "grid item", first + item, ns, *d_logger);
+            count_untagged(d_report.untagged, "grid item", first + item, ns, *d_logger);
         const gr_complex** grids = d_input_ptrs.data() + static_cast<size_t>(item) * d_n_rx;
         for (int r = 0; r < d_n_rx; ++r)
             grids[r] = d_inputs[r] + item * grid_len;
@@ -253,7 +252,7 @@ int mimo_receiver_impl::collect_time_jobs(int avail, int noutput_items, size_t& 
         if (!d_jobs.empty() && cell != d_jobs[0].cell)
             break; // one cell per call (as above, the slot comes again)
         if (!tagged)
-            count_untagged(d_untagged, "slot", base + consumed, ns, *d_logger);
+            count_untagged(d_report.untagged, "slot", base + consumed, ns, *d_logger);
         const gr_complex** samples =
             d_input_ptrs.data() + d_jobs.size() * static_cast<size_t>(d_n_rx);
         for (int r = 0; r < d_n_rx; ++r)
@@ -292,7 +291,7 @@ int mimo_receiver_impl::general_work(int noutput_items,
     // Restored where the call is abandoned (the time-domain aligner is not: on a restart
     // it follows the next slot tag).
     const int next_ns0 = d_next_ns;
-    const uint64_t untagged0 = d_untagged;
+    const uint64_t untagged0 = d_report.untagged;
     const int consumed = d_time_domain ? collect_time_jobs(avail, noutput_items, produced)
                                        : collect_grid_jobs(avail, noutput_items, produced);
 
@@ -332,43 +331,24 @@ int mimo_receiver_impl::general_work(int noutput_items,
         // The flowgraph is stopping (top_block::stop): the call is abandoned, its slots
         // neither produced nor consumed.
         d_next_ns = next_ns0;
-        d_untagged = untagged0;
+        d_report.untagged = untagged0;
         d_logger->debug("{} slot(s) left undetected: the flowgraph is stopping",
                         jobs.size());
         return 0;
     }
 
+    const auto& det0 = d_lanes[0].detection();
     for (size_t i = 0; i < jobs.size(); ++i) {
         const int ns = jobs[i].ns;
         const auto& res = d_results[i];
-        if (!res.why.empty())
-            count_bad(d_bad, res.why, ns, jobs[i].item, *d_logger);
+        slot_report::outcome o;
+        o.why = res.why;
+        o.truncated = res.truncated;
+        o.degenerate = res.degenerate;
+        o.n_vectors = det0.values_per_slot(ns) / det0.values_per_element();
         const uint64_t tag_at = nitems_written(0) + jobs[i].offset;
-        add_item_tag(0, tag_at, d_slot_key, pmt::from_long(ns), alias_pmt());
-        if (res.why.empty() && res.truncated > 0) {
-            // The deadline cut some searches short: valid decisions, not necessarily ML.
-            add_item_tag(0,
-                         tag_at,
-                         d_truncated_key,
-                         pmt::from_long(static_cast<long>(res.truncated)),
-                         alias_pmt());
-            ++d_truncated;
-        }
-        if (res.why.empty() && res.degenerate > 0) {
-            const auto& det = d_lanes[i].detection();
-            count_degenerate(d_bad,
-                             res.degenerate,
-                             det.values_per_slot(ns) / det.values_per_element(),
-                             ns,
-                             jobs[i].item,
-                             *d_logger);
-            add_item_tag(0,
-                         tag_at,
-                         pmt::mp("degenerate"),
-                         pmt::from_long(static_cast<long>(res.degenerate)),
-                         alias_pmt());
-        }
-        ++d_slots;
+        for (const auto& t : d_report.add(o, ns, jobs[i].item, tag_at, *d_logger))
+            add_item_tag(0, t.offset, t.key, t.value, alias_pmt());
     }
     consume_each(consumed);
     if (d_timeline)

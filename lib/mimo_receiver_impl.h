@@ -36,10 +36,10 @@ public:
 
     int items_per_slot(int ns) const override;
     std::string backend() const override { return d_lanes.backend(); }
-    uint64_t slots_processed() const override { return d_slots.load(); }
-    uint64_t bad_slots() const override { return d_bad.load(); }
-    uint64_t untagged_slots() const override { return d_untagged.load(); }
-    uint64_t truncated_slots() const override { return d_truncated.load(); }
+    uint64_t slots_processed() const override { return d_report.slots.load(); }
+    uint64_t bad_slots() const override { return d_report.bad.load(); }
+    uint64_t untagged_slots() const override { return d_report.untagged.load(); }
+    uint64_t truncated_slots() const override { return d_report.truncated.load(); }
     bool time_domain() const override { return d_time_domain; }
     double pilot_ratio_db() const override
     {
@@ -90,15 +90,16 @@ private:
     int d_n_rx, d_n_sc;
     int d_slot_samples; //!< time domain: input items per slot
     size_t d_max_per_slot;
-    const pmt::pmt_t d_slot_key, d_truncated_key, d_cell_key;
+    const pmt::pmt_t d_slot_key, d_cell_key;
     int d_next_ns = 0;
     std::vector<gr::tag_t> d_item_tags; //!< reused by slot_of_item(), collect_time_jobs()
     slot_aligner d_aligner;             //!< time domain
     slot_cell d_cell; //!< the cell given, or of the slots' cell_id tags (cell_id -1)
     bool d_started = false;
     std::vector<gr::tag_t> d_cell_tags; //!< this call's cell_id tags (cell_id -1)
-    std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
-    //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
+    slot_report d_report;               //!< the counters and the slots' output tags
+    //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and
+    //! slots.
     std::unique_ptr<core::call_timeline> d_timeline;
     //! One receiver per lane; with the CUDA backend, lanes work on different slots of a
     //! call at once.
