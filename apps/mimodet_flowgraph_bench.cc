@@ -1385,18 +1385,20 @@ run_result run_one(const options& o,
     mimo_detector::sptr det;
     mimo_receiver::sptr rxb;
     try {
-        const std::vector<int> lvl = alg == "psd" ? o.psd_lvl : std::vector<int>();
-        const std::vector<int> exp = alg == "psd" ? o.psd_exp : std::vector<int>();
-        const int sorted_qr = alg == "psd" || alg == "mtt" ? o.sorted_qr : -1;
-        const double deadline = alg == "psd" ? o.deadline_us : 0.0;
+        detector_config cfg = block_detector_config(alg, nt, nr, mod, backend);
+        if (alg == "psd") {
+            cfg.psd_lvl = o.psd_lvl;
+            cfg.psd_exp = o.psd_exp;
+            cfg.psd_deadline_us = o.deadline_us;
+        }
+        if (alg == "psd" || alg == "mtt")
+            cfg.sorted_qr = o.sorted_qr;
+        cfg.threads = o.threads;
         if (fused)
-            rxb = mimo_receiver::make(alg, o.bandwidth, nt, nr, mod, o.cell_id, backend, soft,
-                                      lvl, exp, -1, -1, sorted_qr, 0.0f, o.threads, true,
-                                      deadline, o.est_threads, rx_demod);
+            rxb = mimo_receiver::make(
+                cfg, o.bandwidth, o.cell_id, soft, o.est_threads, rx_demod);
         else
-            det = mimo_detector::make(alg, o.bandwidth, nt, nr, mod, o.cell_id, backend, soft,
-                                      lvl, exp, -1, -1, sorted_qr, 0.0f, o.threads, true,
-                                      deadline);
+            det = mimo_detector::make(cfg, o.bandwidth, o.cell_id, soft);
     } catch (const std::exception& e) {
         res.error = e.what();
         return res;

@@ -24,47 +24,20 @@ bool is_soft_algorithm(const std::string& a)
 }
 } // namespace
 
-detector_config make_detector_block_config(const std::string& block,
-                                           const std::string& algorithm,
-                                           double bandwidth_mhz,
-                                           int n_tx,
-                                           int n_rx,
-                                           const std::string& modulation,
-                                           const std::string& backend,
-                                           bool soft_output,
-                                           const std::vector<int>& lvl,
-                                           const std::vector<int>& exp,
-                                           int T,
-                                           int niter,
-                                           int sorted_qr,
-                                           float llr_clip,
-                                           int threads,
-                                           bool llr_scaled,
-                                           double deadline_us)
+void check_block_config(const std::string& block,
+                        const detector_config& cfg,
+                        double bandwidth_mhz,
+                        bool soft_output)
 {
     const std::string who = "mimodet: " + block + ": ";
     lte_numerology::from_bandwidth(bandwidth_mhz); // throws for unknown bandwidths
-    if (n_tx != 1 && n_tx != 2 && n_tx != 4)
+    if (cfg.n_tx != 1 && cfg.n_tx != 2 && cfg.n_tx != 4)
         throw std::invalid_argument(who + "n_tx must be 1, 2 or 4, got " +
-                                    std::to_string(n_tx));
-    if (n_rx < n_tx || n_rx > 8)
+                                    std::to_string(cfg.n_tx));
+    if (cfg.n_rx < cfg.n_tx || cfg.n_rx > 8)
         throw std::invalid_argument(who + "n_rx must be n_tx..8, got " +
-                                    std::to_string(n_rx));
-    detector_config cfg;
-    cfg.algorithm = algorithm;
-    cfg.n_tx = n_tx;
-    cfg.n_rx = n_rx;
-    cfg.mod = parse_modulation(modulation);
-    cfg.backend = backend;
-    cfg.threads = threads;
-    cfg.psd_lvl = lvl;
-    cfg.psd_exp = exp;
-    cfg.fsd_full_levels = T;
-    cfg.sfsd_niter = niter;
-    cfg.sorted_qr = sorted_qr;
-    cfg.llr_clip = llr_clip;
-    cfg.llr_scaled = llr_scaled;
-    cfg.psd_deadline_us = deadline_us;
+                                    std::to_string(cfg.n_rx));
+    const std::string& algorithm = cfg.algorithm;
     const auto& names = algorithms();
     if (std::find(names.begin(), names.end(), algorithm) == names.end())
         throw std::invalid_argument(who + "unknown algorithm '" + algorithm + "'");
@@ -72,7 +45,6 @@ detector_config make_detector_block_config(const std::string& block,
         throw std::invalid_argument(who + "algorithm '" + algorithm +
                                     "' gives hard bits only; soft_output needs one of "
                                     "ml, zf, mmse, sfsd, mtt");
-    return cfg;
 }
 
 int slot_from_tags(std::vector<gr::tag_t>::const_iterator first,
@@ -163,6 +135,50 @@ void count_degenerate(std::atomic<uint64_t>& bad,
     ++bad;
 }
 
+slot_report::slot_report()
+    : d_slot_key(pmt::mp("slot")), d_truncated_key(pmt::mp("truncated")),
+      d_degenerate_key(pmt::mp("degenerate"))
+{
+}
+
+const std::vector<gr::tag_t>& slot_report::add(
+    const outcome& o, int ns, uint64_t abs_item, uint64_t out_item, gr::logger& logger)
+{
+    d_tags.clear();
+    const auto tag = [&](const pmt::pmt_t& key, long value) {
+        gr::tag_t t;
+        t.offset = out_item;
+        t.key = key;
+        t.value = pmt::from_long(value);
+        d_tags.push_back(t);
+    };
+    if (!o.why.empty()) {
+        if (bad == 0 || (bad + 1) % 1000 == 0)
+            logger.error(
+                "slot {} (item {}): {}; output set to zeros ({} bad slots so far)",
+                ns,
+                abs_item,
+                o.why,
+                bad + 1);
+        ++bad;
+    }
+    tag(d_slot_key, ns);
+    if (o.why.empty() && o.truncated > 0) {
+        // The deadline cut some searches short: downstream may weigh this slot's bits
+        // accordingly (they are valid decisions, not necessarily ML).
+        tag(d_truncated_key, static_cast<long>(o.truncated));
+        ++truncated;
+    }
+    if (o.why.empty() && o.degenerate > 0) {
+        count_degenerate(bad, o.degenerate, o.n_vectors, ns, abs_item, logger);
+        tag(d_degenerate_key, static_cast<long>(o.degenerate));
+    }
+    ++slots;
+    return d_tags;
+}
+
+const char* const k_no_cell = "no cell id known (cell_id -1 and no cell_id tag so far)";
+
 void route_core_log()
 {
     static const auto core_logger = std::make_shared<gr::logger>("mimodet core");
@@ -210,13 +226,6 @@ int estimator_threads(const std::string& block, int threads, int n_tx, int n_rx)
     return std::max(
         1, std::min({ hw > 0 ? hw : 1, n_tx * n_rx, k_default_max_estimator_threads }));
 }
-
-int gpu_lanes(bool deadline)
-{
-    return env_override("MIMODET_GPU_LANES", 1, 4, deadline ? 1 : 2);
-}
-
-int receiver_gpu_lanes() { return env_override("MIMODET_GPU_LANES", 1, 4, 2); }
 
 long output_buffer_items(size_t items_per_slot, size_t slots_per_call)
 {

@@ -6,8 +6,8 @@
  */
 
 // What the blocks of the receiver's back end (channel_estimator, mimo_detector,
-// mimo_receiver) share: their parameter checks, the core's log routing and the GPU lane
-// counts.
+// mimo_receiver) share: their parameter checks, the slots' tags and counters, and the
+// core's log routing (their lanes: slot_lanes.h).
 
 #ifndef INCLUDED_MIMODET_DETECTOR_BLOCK_COMMON_H
 #define INCLUDED_MIMODET_DETECTOR_BLOCK_COMMON_H
@@ -23,25 +23,14 @@
 namespace gr {
 namespace mimodet {
 
-//! The detector's configuration of a block named block, checked (std::invalid_argument
-//! with the block's name) before any signature is built.
-detector_config make_detector_block_config(const std::string& block,
-                                           const std::string& algorithm,
-                                           double bandwidth_mhz,
-                                           int n_tx,
-                                           int n_rx,
-                                           const std::string& modulation,
-                                           const std::string& backend,
-                                           bool soft_output,
-                                           const std::vector<int>& lvl,
-                                           const std::vector<int>& exp,
-                                           int T,
-                                           int niter,
-                                           int sorted_qr,
-                                           float llr_clip,
-                                           int threads,
-                                           bool llr_scaled,
-                                           double deadline_us);
+//! Checks the detector configuration of a block named block (std::invalid_argument
+//! with the block's name) before any signature is built: the bandwidth, the antennas the
+//! LTE grid carries, the algorithm, and soft_output against it. detector::make() checks
+//! the algorithm's parameters when the block makes its lanes.
+void check_block_config(const std::string& block,
+                        const detector_config& cfg,
+                        double bandwidth_mhz,
+                        bool soft_output);
 
 /*!
  * The slot of input item abs_item from its "slot" tags ([first, last): those on that
@@ -103,6 +92,49 @@ void count_degenerate(std::atomic<uint64_t>& bad,
                       uint64_t abs_item,
                       gr::logger& logger);
 
+/*!
+ * The slot counters of a block that detects slots (mimo_detector, mimo_receiver), read
+ * by other threads (GUI probes, tests) while work() runs, and the tags of each slot's
+ * first output item: "slot" (ns), "truncated" (the vectors a PSD deadline cut short)
+ * and "degenerate" (count_degenerate).
+ */
+class slot_report
+{
+public:
+    //! What the block learnt of one slot.
+    struct outcome {
+        std::string why;       //!< not empty: output as zeros, for this reason
+        size_t truncated = 0;  //!< vectors the PSD deadline cut short
+        size_t degenerate = 0; //!< vectors on a degenerate channel (count_degenerate)
+        size_t n_vectors = 0;  //!< the slot's vectors
+    };
+
+    slot_report();
+    /*!
+     * Counts slot ns (first input item abs_item, first output item out_item) and
+     * returns the tags of its first output item. A slot output as zeros is logged as
+     * count_degenerate logs (the first one and every 1000th bad slot).
+     */
+    const std::vector<gr::tag_t>& add(const outcome& o,
+                                      int ns,
+                                      uint64_t abs_item,
+                                      uint64_t out_item,
+                                      gr::logger& logger);
+
+    std::atomic<uint64_t> slots{ 0 };     //!< slots processed (bad ones included)
+    std::atomic<uint64_t> bad{ 0 };       //!< output as zeros, or tagged "degenerate"
+    std::atomic<uint64_t> untagged{ 0 };  //!< input items without a "slot" tag
+    std::atomic<uint64_t> truncated{ 0 }; //!< slots tagged "truncated"
+
+private:
+    const pmt::pmt_t d_slot_key, d_truncated_key, d_degenerate_key;
+    std::vector<gr::tag_t> d_tags; //!< add()'s
+};
+
+//! Why a slot of a block made with cell_id -1 is not detected before the first cell_id
+//! tag.
+extern const char* const k_no_cell;
+
 //! The core's log lines go to one GNU Radio logger (shared by every instance).
 void route_core_log();
 
@@ -114,24 +146,6 @@ int env_override(const char* name, int lo, int hi, int fallback);
 //! min(hardware threads, n_tx * n_rx, 4). std::invalid_argument (with the block's name)
 //! for other values.
 int estimator_threads(const std::string& block, int threads, int n_tx, int n_rx);
-
-/*!
- * Detector lanes of a CUDA mimo_detector: 2, or 1 with a PSD deadline (the budgeted
- * search fills the GPU until its deadline, so a second lane's search only waits for it:
- * measured on an H100, two lanes left more of psd's slots late than one).
- * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
- */
-int gpu_lanes(bool deadline);
-
-/*!
- * Lanes of a CUDA mimo_receiver: 2, also with a PSD deadline. ofdm_sync takes the next
- * slot's input in early, so a backlog after a stall reaches the receiver two slots at a
- * time, and psd's second lane drains it faster: measured on an H100, a 4 ms stall costs
- * 12.7 late slots against 19.6 with one lane, with the same latency on time
- * (docs/PERFORMANCE.md, "Late slots a stall costs").
- * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
- */
-int receiver_gpu_lanes();
 
 /*!
  * Output buffer (items) for a block that puts out up to `slots_per_call` slots of

@@ -8,61 +8,31 @@
 #include "mimo_receiver_impl.h"
 #include "core/pilot_ratio.h"
 #include "detector_block_common.h"
+#include <algorithm>
+#include <cstring>
 #include <gnuradio/block_detail.h>
 #include <gnuradio/buffer.h>
 #include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimodet/lte_grid.h>
-#include <boost/thread/thread.hpp>
-#include <algorithm>
 #include <optional>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
 namespace gr {
 namespace mimodet {
 
-mimo_receiver::sptr mimo_receiver::make(const std::string& algorithm,
+mimo_receiver::sptr mimo_receiver::make(const detector_config& cfg,
                                         double bandwidth_mhz,
-                                        int n_tx,
-                                        int n_rx,
-                                        const std::string& modulation,
                                         int cell_id,
-                                        const std::string& backend,
                                         bool soft_output,
-                                        const std::vector<int>& lvl,
-                                        const std::vector<int>& exp,
-                                        int T,
-                                        int niter,
-                                        int sorted_qr,
-                                        float llr_clip,
-                                        int threads,
-                                        bool llr_scaled,
-                                        double deadline_us,
                                         int est_threads,
                                         bool time_domain,
                                         int fft_backoff,
                                         double pilot_ratio_db)
 {
-    const detector_config cfg = make_detector_block_config("mimo_receiver",
-                                                           algorithm,
-                                                           bandwidth_mhz,
-                                                           n_tx,
-                                                           n_rx,
-                                                           modulation,
-                                                           backend,
-                                                           soft_output,
-                                                           lvl,
-                                                           exp,
-                                                           T,
-                                                           niter,
-                                                           sorted_qr,
-                                                           llr_clip,
-                                                           threads,
-                                                           llr_scaled,
-                                                           deadline_us);
-    const int n_est = estimator_threads("mimo_receiver", est_threads, n_tx, n_rx);
+    check_block_config("mimo_receiver", cfg, bandwidth_mhz, soft_output);
+    const int n_est = estimator_threads("mimo_receiver", est_threads, cfg.n_tx, cfg.n_rx);
     if (!time_domain && fft_backoff != -1)
         throw std::invalid_argument("mimo_receiver: fft_backoff applies to time_domain "
                                     "input only (-1 for grids), got " +
@@ -73,9 +43,6 @@ mimo_receiver::sptr mimo_receiver::make(const std::string& algorithm,
 }
 
 namespace {
-//! Why a slot has no detection when the flowgraph stopped in the middle of it.
-const char* const k_stopped = "detection stopped: the flowgraph is stopping";
-
 //! Bytes of one input item: a grid, or a time-domain sample.
 int input_item_size(double bandwidth_mhz, bool time_domain)
 {
@@ -92,39 +59,54 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                                        bool time_domain,
                                        int fft_backoff,
                                        double pilot_ratio_db)
-    : gr::block("mimo_receiver",
-                gr::io_signature::make(
-                    cfg.n_rx, cfg.n_rx, input_item_size(bandwidth_mhz, time_domain)),
-                gr::io_signature::make(1, 1, soft_output ? sizeof(float) : sizeof(uint8_t))),
-      d_soft(soft_output),
-      d_deadline(cfg.psd_deadline_us > 0.0),
-      d_time_domain(time_domain),
-      d_n_rx(cfg.n_rx),
+    : gr::block(
+          "mimo_receiver",
+          gr::io_signature::make(
+              cfg.n_rx, cfg.n_rx, input_item_size(bandwidth_mhz, time_domain)),
+          gr::io_signature::make(1, 1, soft_output ? sizeof(float) : sizeof(uint8_t))),
+      d_soft(soft_output), d_deadline(cfg.psd_deadline_us > 0.0),
+      d_time_domain(time_domain), d_n_rx(cfg.n_rx),
       d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
       d_slot_samples(lte_numerology::from_bandwidth(bandwidth_mhz).slot_samples()),
-      d_slot_key(pmt::mp("slot")),
-      d_truncated_key(pmt::mp("truncated")),
-      d_cell_key(pmt::mp("cell_id")),
-      d_aligner(d_slot_samples),
-      d_cfg(cfg),
-      d_num(lte_numerology::from_bandwidth(bandwidth_mhz)),
-      d_est_threads(est_threads),
-      d_backoff(time_domain ? std::optional<int>(fft_backoff) : std::nullopt),
-      d_pilot_ratio_db(pilot_ratio_db),
-      d_cell(checked_cell_id("mimo_receiver", cell_id))
+      d_slot_key(pmt::mp("slot")), d_cell_key(pmt::mp("cell_id")),
+      d_aligner(d_slot_samples), d_cell(checked_cell_id("mimo_receiver", cell_id)),
+      d_lanes(cfg,
+              lte_numerology::from_bandwidth(bandwidth_mhz),
+              receiver_gpu_lanes(),
+              [n_rx = cfg.n_rx,
+               est_threads,
+               backoff = time_domain ? std::optional<int>(fft_backoff) : std::nullopt,
+               pilot_ratio_db](const lte_grid& grid, detector::sptr det) {
+                  // The estimator follows the detector's backend: on the GPU, both stages
+                  // run back to back on the device (slot_receiver's fused path).
+                  const bool gpu = det->backend() == "cuda";
+                  try {
+                      return std::make_unique<core::slot_receiver>(grid,
+                                                                   n_rx,
+                                                                   std::move(det),
+                                                                   est_threads,
+                                                                   gpu,
+                                                                   backoff,
+                                                                   pilot_ratio_db);
+                  } catch (const std::invalid_argument& e) { // the back-off, named as
+                                                             // the block's
+                      throw std::invalid_argument(std::string("mimo_receiver: ") +
+                                                  e.what());
+                  }
+              })
 {
     route_core_log();
     // cell_id -1: lanes of cell 0 until a slot's tag tells its cell (the sizes do not
     // depend on it; no slot is received before).
     make_lanes(d_cell.automatic() ? 0 : cell_id);
-    const bool gpu = d_lanes[0]->detection().det().backend() == "cuda";
-    if (gpu && d_lanes[0]->estimation().estimates_pilot_ratio())
+    const bool gpu = backend() == "cuda";
+    if (gpu && d_lanes[0].estimation().estimates_pilot_ratio())
         d_logger->debug("estimated pilot ratio: measured from the grids on the host, "
                         "so H goes through the host");
-    else if (gpu && !d_lanes[0]->fused())
+    else if (gpu && !d_lanes[0].fused())
         d_logger->warn("the GPU detector does not gather on its device for this "
                        "configuration: H goes through the host");
-    d_max_per_slot = d_lanes[0]->detection().max_values_per_slot();
+    d_max_per_slot = d_lanes[0].detection().max_values_per_slot();
     set_output_multiple(static_cast<int>(d_max_per_slot));
     set_min_output_buffer(0, output_buffer_items(d_max_per_slot, d_lanes.size()));
     set_relative_rate(static_cast<uint64_t>(d_max_per_slot),
@@ -135,10 +117,10 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                     cfg.algorithm,
                     backend(),
                     time_domain ? ", time-domain input" : "",
-                    d_lanes[0]->gpu_demodulation()
+                    d_lanes[0].gpu_demodulation()
                         ? " (demodulation, estimation and detection on the device)"
-                    : d_lanes[0]->fused() ? " (estimation and detection on the device)"
-                                          : "",
+                    : d_lanes[0].fused() ? " (estimation and detection on the device)"
+                                         : "",
                     cfg.n_tx,
                     cfg.n_rx,
                     d_lanes.size());
@@ -146,60 +128,19 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
 
 void mimo_receiver_impl::make_lanes(int cell_id)
 {
-    d_lanes.clear();
-    d_lane_cell = cell_id;
-    const lte_grid grid(d_num, d_cfg.n_tx, cell_id);
-    // The estimator follows the detector's backend: on the GPU, both stages run back to
-    // back on the device (slot_receiver's fused path).
-    auto first = detector::make(d_cfg);
-    const bool gpu = first->backend() == "cuda";
-    try {
-        d_lanes.push_back(std::make_unique<core::slot_receiver>(
-            grid, d_cfg.n_rx, std::move(first), d_est_threads, gpu, d_backoff, d_pilot_ratio_db));
-    } catch (const std::invalid_argument& e) { // the back-off, named as the block's
-        throw std::invalid_argument(std::string("mimo_receiver: ") + e.what());
-    }
-    // top_block::stop() interrupts the scheduler's threads, which a detection that runs
-    // for long checks only through this poll: work() then returns soon.
-    d_lanes[0]->detection().det().set_cancel_poll([this] { return interrupted(); });
-    // GPU: further lanes, each with its own estimator and detector (streams, device and
-    // pinned buffers), receive other queued slots at the same time.
-    if (gpu)
-        for (int l = 1; l < receiver_gpu_lanes(); ++l)
-            d_lanes.push_back(std::make_unique<core::slot_receiver>(
-                grid, d_cfg.n_rx, detector::make(d_cfg), d_est_threads, true, d_backoff,
-                d_pilot_ratio_db));
+    d_lanes.make(cell_id);
     // The GPU buffers and the filters of a typical slot now rather than in the middle of
     // a stream.
-    if (gpu)
-        for (auto& lane : d_lanes)
-            lane->prepare();
+    if (backend() == "cuda")
+        for (size_t l = 0; l < d_lanes.size(); ++l)
+            d_lanes[l].prepare();
     if (d_started)
         register_inputs();
 }
 
-void mimo_receiver_impl::cancel_lanes(bool on)
-{
-    for (auto& lane : d_lanes) {
-        detector& d = lane->detection().det();
-        if (on)
-            d.cancel();
-        else
-            d.clear_cancel();
-    }
-}
-
-bool mimo_receiver_impl::interrupted()
-{
-    if (!boost::this_thread::interruption_requested())
-        return false;
-    cancel_lanes(true);
-    return true;
-}
-
 bool mimo_receiver_impl::start()
 {
-    cancel_lanes(false);
+    d_lanes.cancel(false);
     d_started = true;
     register_inputs();
     return block::start();
@@ -208,7 +149,7 @@ bool mimo_receiver_impl::start()
 void mimo_receiver_impl::register_inputs()
 {
     // MIMODET_INPUT_REGISTER=0: copy the slots instead (measurements only).
-    if (d_time_domain && d_lanes[0]->gpu_demodulation() &&
+    if (d_time_domain && d_lanes[0].gpu_demodulation() &&
         env_override("MIMODET_INPUT_REGISTER", 0, 1, 1) == 1) {
         // GNU Radio's default buffers map their memory twice, back to back (a read may
         // run past the end into the second mapping): the first mapping is page-locked and
@@ -220,8 +161,8 @@ void mimo_receiver_impl::register_inputs()
             const bool mirrored =
                 buf->get_mapping_type() == gr::buffer_mapping_type::double_mapped;
             bool ok = true;
-            for (auto& lane : d_lanes)
-                ok &= lane->register_input_memory(buf->base(), bytes, mirrored);
+            for (size_t l = 0; l < d_lanes.size(); ++l)
+                ok &= d_lanes[l].register_input_memory(buf->base(), bytes, mirrored);
             direct += ok;
         }
         if (direct == d_n_rx)
@@ -239,9 +180,9 @@ bool mimo_receiver_impl::stop()
     d_started = false;
     // The scheduler calls stop() on the block's own thread once work() has returned;
     // a caller that stops the block from another thread ends a running detect here.
-    cancel_lanes(true);
-    for (auto& lane : d_lanes)
-        lane->unregister_input_memory();
+    d_lanes.cancel(true);
+    for (size_t l = 0; l < d_lanes.size(); ++l)
+        d_lanes[l].unregister_input_memory();
     return block::stop();
 }
 
@@ -249,7 +190,7 @@ int mimo_receiver_impl::items_per_slot(int ns) const
 {
     if (ns < 0 || ns >= lte_numerology::slots_per_frame)
         throw std::invalid_argument("mimodet: slot index must be 0..19");
-    return static_cast<int>(d_lanes[0]->detection().values_per_slot(ns));
+    return static_cast<int>(d_lanes[0].detection().values_per_slot(ns));
 }
 
 void mimo_receiver_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
@@ -276,14 +217,14 @@ int mimo_receiver_impl::collect_grid_jobs(int avail, int noutput_items, size_t& 
         const int item = static_cast<int>(d_jobs.size());
         bool tagged;
         const int ns = slot_of_item(first + item, tagged);
-        const size_t n_out = d_lanes[0]->detection().values_per_slot(ns);
+        const size_t n_out = d_lanes[0].detection().values_per_slot(ns);
         if (produced + n_out > static_cast<size_t>(noutput_items))
             break;
         const int cell = cell_of_slot(first + item);
         if (!d_jobs.empty() && cell != d_jobs[0].cell)
             break; // one cell per call: the lanes are made for it
         if (!tagged)
-            count_untagged(d_untagged, "grid item", first + item, ns, *d_logger);
+            count_untagged(d_report.untagged, "grid item", first + item, ns, *d_logger);
         const gr_complex** grids = d_input_ptrs.data() + static_cast<size_t>(item) * d_n_rx;
         for (int r = 0; r < d_n_rx; ++r)
             grids[r] = d_inputs[r] + item * grid_len;
@@ -304,14 +245,14 @@ int mimo_receiver_impl::collect_time_jobs(int avail, int noutput_items, size_t& 
     bool tagged = false;
     while (d_jobs.size() < d_lanes.size() &&
            d_aligner.next(d_item_tags, base, avail, consumed, ns, tagged, *d_logger)) {
-        const size_t n_out = d_lanes[0]->detection().values_per_slot(ns);
+        const size_t n_out = d_lanes[0].detection().values_per_slot(ns);
         if (produced + n_out > static_cast<size_t>(noutput_items))
             break; // the aligner hands this slot out again in the next call
         const int cell = cell_of_slot(base + consumed);
         if (!d_jobs.empty() && cell != d_jobs[0].cell)
             break; // one cell per call (as above, the slot comes again)
         if (!tagged)
-            count_untagged(d_untagged, "slot", base + consumed, ns, *d_logger);
+            count_untagged(d_report.untagged, "slot", base + consumed, ns, *d_logger);
         const gr_complex** samples =
             d_input_ptrs.data() + d_jobs.size() * static_cast<size_t>(d_n_rx);
         for (int r = 0; r < d_n_rx; ++r)
@@ -350,102 +291,64 @@ int mimo_receiver_impl::general_work(int noutput_items,
     // Restored where the call is abandoned (the time-domain aligner is not: on a restart
     // it follows the next slot tag).
     const int next_ns0 = d_next_ns;
-    const uint64_t untagged0 = d_untagged;
+    const uint64_t untagged0 = d_report.untagged;
     const int consumed = d_time_domain ? collect_time_jobs(avail, noutput_items, produced)
                                        : collect_grid_jobs(avail, noutput_items, produced);
 
     d_results.assign(jobs.size(), core::slot_receiver::result{});
-    const int cell = jobs.empty() ? d_lane_cell : jobs[0].cell;
-    if (cell >= 0 && cell != d_lane_cell)
+    const int cell = jobs.empty() ? d_lanes.cell() : jobs[0].cell;
+    if (cell >= 0 && cell != d_lanes.cell())
         make_lanes(cell);
-    auto lane_run = [&](size_t l) {
-        const slot_job& j = jobs[l];
-        core::slot_receiver& rx = *d_lanes[l];
-        const size_t count = rx.detection().values_per_slot(j.ns);
-        if (j.cell < 0) { // the CRS and the data map are unknown
-            d_results[l].why = "no cell id known (cell_id -1 and no cell_id tag so far)";
-            std::memset(out + j.offset * elem, 0, count * elem);
-            return;
-        }
-        try {
-            if (d_soft)
-                d_results[l] =
-                    d_time_domain
-                        ? rx.receive_time_llr(
-                              j.ns, j.inputs, reinterpret_cast<float*>(out) + j.offset)
-                        : rx.receive_llr(
-                              j.ns, j.inputs, reinterpret_cast<float*>(out) + j.offset);
-            else {
-                auto* bits = reinterpret_cast<uint8_t*>(out) + j.offset;
-                d_results[l] = d_time_domain
-                                   ? rx.receive_time_bits(j.ns, j.inputs, bits, d_deadline)
-                                   : rx.receive_bits(j.ns, j.inputs, bits, d_deadline);
-            }
-        } catch (const cancelled&) {
-            d_results[l] = core::slot_receiver::result{};
-            d_results[l].why = k_stopped;
-        } catch (const std::exception& ex) {
-            d_results[l] = core::slot_receiver::result{};
-            d_results[l].why = std::string("receiver failed: ") + ex.what();
-            std::memset(out + j.offset * elem, 0, count * elem);
+    // One slot per lane: slot i on lane i.
+    const auto receive_part = [&](size_t l, size_t i, size_t) {
+        const slot_job& j = jobs[i];
+        core::slot_receiver& rx = d_lanes[l];
+        if (d_soft) {
+            auto* llr = reinterpret_cast<float*>(out) + j.offset;
+            d_results[i] = d_time_domain ? rx.receive_time_llr(j.ns, j.inputs, llr)
+                                         : rx.receive_llr(j.ns, j.inputs, llr);
+        } else {
+            auto* bits = reinterpret_cast<uint8_t*>(out) + j.offset;
+            d_results[i] = d_time_domain
+                               ? rx.receive_time_bits(j.ns, j.inputs, bits, d_deadline)
+                               : rx.receive_bits(j.ns, j.inputs, bits, d_deadline);
         }
     };
-    if (jobs.size() > 1) {
-        const std::function<void()> poll = [this] { interrupted(); };
-        d_lane_pool.run(jobs.size(), lane_run, &poll);
-    } else if (!jobs.empty()) {
-        lane_run(0);
+    const auto zero_slot = [&](size_t i, const std::string& why) {
+        d_results[i] = core::slot_receiver::result{};
+        d_results[i].why = why;
+        std::memset(out + jobs[i].offset * elem,
+                    0,
+                    d_lanes[0].detection().values_per_slot(jobs[i].ns) * elem);
+    };
+    const auto part_failed = [&](size_t, size_t i, size_t, const std::string& what) {
+        zero_slot(i, "receiver failed: " + what);
+    };
+    if (!jobs.empty() && cell < 0) { // the CRS and the data map are unknown
+        for (size_t i = 0; i < jobs.size(); ++i)
+            zero_slot(i, k_no_cell);
+    } else if (!d_lanes.run(jobs.size(), receive_part, part_failed)) {
+        // The flowgraph is stopping (top_block::stop): the call is abandoned, its slots
+        // neither produced nor consumed.
+        d_next_ns = next_ns0;
+        d_report.untagged = untagged0;
+        d_logger->debug("{} slot(s) left undetected: the flowgraph is stopping",
+                        jobs.size());
+        return 0;
     }
-    for (const auto& res : d_results)
-        if (res.why == k_stopped) {
-            // The flowgraph is stopping (top_block::stop): the call is abandoned, its
-            // slots neither produced nor consumed.
-            d_next_ns = next_ns0;
-            d_untagged = untagged0;
-            d_logger->debug("{} slot(s) left undetected: the flowgraph is stopping",
-                            jobs.size());
-            return 0;
-        }
 
+    const auto& det0 = d_lanes[0].detection();
     for (size_t i = 0; i < jobs.size(); ++i) {
         const int ns = jobs[i].ns;
         const auto& res = d_results[i];
-        if (!res.why.empty()) {
-            if (d_bad == 0 || (d_bad + 1) % 1000 == 0)
-                d_logger->error("slot {} (item {}): {}; output set to zeros ({} bad slots "
-                                "so far)",
-                                ns,
-                                jobs[i].item,
-                                res.why,
-                                d_bad + 1);
-            ++d_bad;
-        }
+        slot_report::outcome o;
+        o.why = res.why;
+        o.truncated = res.truncated;
+        o.degenerate = res.degenerate;
+        o.n_vectors = det0.values_per_slot(ns) / det0.values_per_element();
         const uint64_t tag_at = nitems_written(0) + jobs[i].offset;
-        add_item_tag(0, tag_at, d_slot_key, pmt::from_long(ns), alias_pmt());
-        if (res.why.empty() && res.truncated > 0) {
-            // The deadline cut some searches short: valid decisions, not necessarily ML.
-            add_item_tag(0,
-                         tag_at,
-                         d_truncated_key,
-                         pmt::from_long(static_cast<long>(res.truncated)),
-                         alias_pmt());
-            ++d_truncated;
-        }
-        if (res.why.empty() && res.degenerate > 0) {
-            const auto& det = d_lanes[i]->detection();
-            count_degenerate(d_bad,
-                             res.degenerate,
-                             det.values_per_slot(ns) / det.values_per_element(),
-                             ns,
-                             jobs[i].item,
-                             *d_logger);
-            add_item_tag(0,
-                         tag_at,
-                         pmt::mp("degenerate"),
-                         pmt::from_long(static_cast<long>(res.degenerate)),
-                         alias_pmt());
-        }
-        ++d_slots;
+        for (const auto& t : d_report.add(o, ns, jobs[i].item, tag_at, *d_logger))
+            add_item_tag(0, t.offset, t.key, t.value, alias_pmt());
     }
     consume_each(consumed);
     if (d_timeline)

@@ -10,14 +10,13 @@
 
 #include "core/call_timeline.h"
 #include "core/slot_receiver.h"
-#include "core/worker_pool.h"
 #include "detector_block_common.h"
 #include "slot_aligner.h"
-#include <gnuradio/mimodet/mimo_receiver.h>
-#include <pmt/pmt.h>
+#include "slot_lanes.h"
 #include <atomic>
+#include <gnuradio/mimodet/mimo_receiver.h>
 #include <memory>
-#include <optional>
+#include <pmt/pmt.h>
 #include <vector>
 
 namespace gr {
@@ -36,15 +35,15 @@ public:
                        double pilot_ratio_db);
 
     int items_per_slot(int ns) const override;
-    std::string backend() const override { return d_lanes[0]->detection().det().backend(); }
-    uint64_t slots_processed() const override { return d_slots.load(); }
-    uint64_t bad_slots() const override { return d_bad.load(); }
-    uint64_t untagged_slots() const override { return d_untagged.load(); }
-    uint64_t truncated_slots() const override { return d_truncated.load(); }
+    std::string backend() const override { return d_lanes.backend(); }
+    uint64_t slots_processed() const override { return d_report.slots.load(); }
+    uint64_t bad_slots() const override { return d_report.bad.load(); }
+    uint64_t untagged_slots() const override { return d_report.untagged.load(); }
+    uint64_t truncated_slots() const override { return d_report.truncated.load(); }
     bool time_domain() const override { return d_time_domain; }
     double pilot_ratio_db() const override
     {
-        return d_lanes[0]->estimation().last_pilot_ratio_db();
+        return d_lanes[0].estimation().last_pilot_ratio_db();
     }
 
     //! Time domain on the GPU: the input buffers page-locked for direct uploads.
@@ -63,11 +62,10 @@ private:
     //! Time domain on the GPU: page-locks the input buffers for the lanes.
     void register_inputs();
     //! The cell of the slot starting at input item abs_item (d_cell_tags: this call's).
-    int cell_of_slot(uint64_t abs_item) { return d_cell.update(d_cell_tags, abs_item, *d_logger); }
-    //! Every lane's detector: cancel (on) or withdraw a cancellation (off).
-    void cancel_lanes(bool on);
-    //! The scheduler thread's interruption (top_block::stop): cancels every lane.
-    bool interrupted();
+    int cell_of_slot(uint64_t abs_item)
+    {
+        return d_cell.update(d_cell_tags, abs_item, *d_logger);
+    }
 
     //! The slot of input item abs_item (its "slot" tag, else the previous + 1).
     int slot_of_item(uint64_t abs_item, bool& tagged);
@@ -87,32 +85,25 @@ private:
     std::vector<slot_job> d_jobs;
     std::vector<const gr_complex*> d_input_ptrs; //!< [job][n_rx]
     std::vector<const gr_complex*> d_inputs;     //!< this call's input buffers
-    //! One receiver per lane; lanes work on different slots of a call at once (GPU).
-    std::vector<std::unique_ptr<core::slot_receiver>> d_lanes;
     std::vector<core::slot_receiver::result> d_results; //!< per slot of a call
     bool d_soft, d_deadline, d_time_domain;
     int d_n_rx, d_n_sc;
     int d_slot_samples; //!< time domain: input items per slot
     size_t d_max_per_slot;
-    const pmt::pmt_t d_slot_key, d_truncated_key, d_cell_key;
+    const pmt::pmt_t d_slot_key, d_cell_key;
     int d_next_ns = 0;
     std::vector<gr::tag_t> d_item_tags; //!< reused by slot_of_item(), collect_time_jobs()
     slot_aligner d_aligner;             //!< time domain
-    // What make_lanes needs again for another cell.
-    const detector_config d_cfg;
-    const lte_numerology d_num;
-    const int d_est_threads;
-    const std::optional<int> d_backoff;
-    const double d_pilot_ratio_db; //!< NaN: estimated per slot
-    slot_cell d_cell;      //!< the cell given, or of the slots' cell_id tags (cell_id -1)
-    int d_lane_cell = -1;  //!< the cell the lanes are made for
+    slot_cell d_cell; //!< the cell given, or of the slots' cell_id tags (cell_id -1)
     bool d_started = false;
     std::vector<gr::tag_t> d_cell_tags; //!< this call's cell_id tags (cell_id -1)
-    std::atomic<uint64_t> d_slots{ 0 }, d_bad{ 0 }, d_untagged{ 0 }, d_truncated{ 0 };
-    //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
+    slot_report d_report;               //!< the counters and the slots' output tags
+    //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and
+    //! slots.
     std::unique_ptr<core::call_timeline> d_timeline;
-    // Last member: its workers are joined before the lanes they use are destroyed.
-    core::worker_pool d_lane_pool;
+    //! One receiver per lane; with the CUDA backend, lanes work on different slots of a
+    //! call at once.
+    slot_lanes<core::slot_receiver> d_lanes;
 };
 
 } // namespace mimodet

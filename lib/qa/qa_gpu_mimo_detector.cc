@@ -117,7 +117,10 @@ block_output run_block(const slots_input& in,
                        bool soft)
 {
     auto det = mimo_detector::make(
-        algorithm, k_mhz, in.n_tx, in.n_rx, "16qam", k_cell_id, backend, soft);
+        block_detector_config(algorithm, in.n_tx, in.n_rx, "16qam", backend),
+        k_mhz,
+        k_cell_id,
+        soft);
     auto tb = gr::make_top_block("qa_gpu_mimo_detector");
     std::vector<gr::tag_t> tags;
     for (int s = 0; s < k_n_slots; ++s) {
@@ -290,11 +293,17 @@ TEST(gpu_mimo_detector, backend_selection)
     // "auto" takes the GPU where the algorithm has a CUDA implementation and the CPU
     // where it has none (ml); "cuda" for that is refused, not silently the CPU.
     for (const char* alg : { "psd", "fsd", "sfsd", "mtt", "zf", "mmse" })
-        EXPECT_EQ(mimo_detector::make(alg, k_mhz, 4, 4, "16qam", k_cell_id, "auto")->backend(),
+        EXPECT_EQ(mimo_detector::make(
+                      block_detector_config(alg, 4, 4, "16qam", "auto"), k_mhz, k_cell_id)
+                      ->backend(),
                   "cuda")
             << alg;
-    EXPECT_EQ(mimo_detector::make("ml", k_mhz, 4, 4, "16qam", k_cell_id, "auto")->backend(),
+    EXPECT_EQ(mimo_detector::make(
+                  block_detector_config("ml", 4, 4, "16qam", "auto"), k_mhz, k_cell_id)
+                  ->backend(),
               "cpu");
-    EXPECT_THROW(mimo_detector::make("ml", k_mhz, 4, 4, "16qam", k_cell_id, "cuda"),
+    EXPECT_THROW(mimo_detector::make(block_detector_config("ml", 4, 4, "16qam", "cuda"),
+                                     k_mhz,
+                                     k_cell_id),
                  std::invalid_argument);
 }

@@ -176,10 +176,14 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
     const lte_grid grid(num, nt, cell);
     const auto slots = qa::make_slots(num, nt, nr, cell, n_slots, 25.0, 0.0, 1000.0, 8);
     call_timelines timelines;
-    auto blk = mimo_receiver::make("fsd", mhz, nt, nr, "qpsk", cell, "cuda");
+    auto blk = mimo_receiver::make(
+        block_detector_config("fsd", nt, nr, "qpsk", "cuda"), mhz, cell);
     timelines.off();
     EXPECT_EQ(blk->backend(), "cuda");
-    EXPECT_EQ(mimo_receiver::make("fsd", mhz, nt, nr, "qpsk", cell, "auto")->backend(), "cuda");
+    EXPECT_EQ(mimo_receiver::make(
+                  block_detector_config("fsd", nt, nr, "qpsk", "auto"), mhz, cell)
+                  ->backend(),
+              "cuda");
     // The reference: the core's fused path, slot by slot.
     core::slot_receiver rx(
         grid, nr, detector::make(qa::receiver_config({ mhz, nt, nr, cell, modulation::qpsk, "fsd", "cuda" })), 1, true);
@@ -370,8 +374,9 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
     for (const double deadline_us : { 0.0, 1e6 }) {
     SCOPED_TRACE("deadline_us " + std::to_string(deadline_us));
     call_timelines timelines;
-    auto blk = mimo_receiver::make("psd", mhz, nt, nr, "16qam", cell, "cuda", false, {}, {},
-                                   -1, -1, -1, 0.0f, 0, true, deadline_us, 0, true);
+    detector_config cfg = block_detector_config("psd", nt, nr, "16qam", "cuda");
+    cfg.psd_deadline_us = deadline_us;
+    auto blk = mimo_receiver::make(cfg, mhz, cell, false, 0, true);
     timelines.off();
     EXPECT_TRUE(blk->time_domain());
     auto tb = gr::make_top_block("qa_gpu_slot_receiver_time");

@@ -70,6 +70,8 @@ except ImportError as _err:
     if _hint is None:
         raise
     raise _hint from _err
+# api also gives mimo_detector and mimo_receiver their keyword face (algorithm, ...,
+# **params) next to the bound config-taking one (config, bandwidth_mhz, ...).
 from .api import detector, psd_default, snr_to_noise_var  # noqa: F401
 
 del _wrong_interpreter

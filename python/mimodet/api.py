@@ -3,11 +3,13 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""The keyword-argument front of the detector factory."""
+"""The keyword-argument fronts of the detector factory and of the slot blocks that take a
+detector (mimo_detector, mimo_receiver)."""
 
 import numbers
 
-from .mimodet_python import cuda_device_count, detector_config, make_detector
+from .mimodet_python import block_detector_config, cuda_device_count, detector_config
+from .mimodet_python import make_detector, mimo_detector, mimo_receiver
 from .mimodet_python import modulation as _modulation_enum
 from .mimodet_python import modulation_name, parse_modulation, psd_default_params
 
@@ -53,8 +55,9 @@ def _is_int(v):
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
-def _checked(name, value):
-    """value as the detector_config field wants it; TypeError naming name otherwise."""
+def _checked(who, name, value):
+    """value as the detector_config field wants it; TypeError naming who and name
+    otherwise."""
     kind = _KINDS[name]
     ok = True
     if kind == "list of int":
@@ -74,8 +77,8 @@ def _checked(name, value):
         ok = isinstance(value, bool) or type(value).__name__ == "bool_"
         value = bool(value) if ok else value
     if not ok:
-        raise TypeError("detector(): %s must be a %s, got %r (%s)"
-                        % (name, kind, value, type(value).__name__))
+        raise TypeError("%s: %s must be a %s, got %r (%s)"
+                        % (who, name, kind, value, type(value).__name__))
     return value
 
 
@@ -115,38 +118,48 @@ def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params)
     Raises TypeError for a parameter of the wrong type, ValueError for an invalid
     configuration.
     """
+    cfg = _config("detector()", algorithm, n_tx, n_rx, modulation, backend, params)
+    try:
+        return make_detector(cfg)
+    except ValueError as e:
+        _raise_with_psd_rule(e, cfg)
+        raise
+
+
+def _config(who, algorithm, n_tx, n_rx, modulation, backend, params):
+    """The detector_config of a factory's arguments (who: the factory, for the errors):
+    TypeError for an argument of the wrong type or an unknown keyword, ValueError for an
+    unknown modulation. The values are checked when a detector is made."""
     for name, value in (("algorithm", algorithm), ("backend", backend)):
         if not isinstance(value, str):
-            raise TypeError("detector(): %s must be a str, got %r" % (name, value))
+            raise TypeError("%s: %s must be a str, got %r" % (who, name, value))
     for name, value in (("n_tx", n_tx), ("n_rx", n_rx)):
         if not _is_int(value):
-            raise TypeError("detector(): %s must be an int, got %r (%s)"
-                            % (name, value, type(value).__name__))
+            raise TypeError("%s: %s must be an int, got %r (%s)"
+                            % (who, name, value, type(value).__name__))
     if not isinstance(modulation, (str, _modulation_enum)):
-        raise TypeError("detector(): modulation must be 'qpsk', '16qam', '64qam' or a "
-                        "mimodet.modulation, got %r" % (modulation,))
-    cfg = detector_config()
-    cfg.algorithm = algorithm
-    cfg.n_tx = int(n_tx)
-    cfg.n_rx = int(n_rx)
-    cfg.mod = parse_modulation(modulation) if isinstance(modulation, str) else modulation
-    cfg.backend = backend
+        raise TypeError("%s: modulation must be 'qpsk', '16qam', '64qam' or a "
+                        "mimodet.modulation, got %r" % (who, modulation))
+    if not isinstance(modulation, str):
+        modulation = modulation_name(modulation)
+    cfg = block_detector_config(algorithm, int(n_tx), int(n_rx), modulation, backend)
     for key, value in params.items():
         field = _PARAMS.get(key)
         if field is None:
             raise TypeError(
-                "detector() got an unexpected keyword argument '%s' (known: %s)"
-                % (key, ", ".join(sorted(_PARAMS)))
+                "%s got an unexpected keyword argument '%s' (known: %s)"
+                % (who, key, ", ".join(sorted(_PARAMS)))
             )
-        setattr(cfg, field, _checked(key, value))
-    try:
-        return make_detector(cfg)
-    except ValueError as e:
-        if "psd parameters" in str(e) or "psd_lvl" in str(e):
-            d = psd_default(cfg.n_tx, cfg.mod, cfg.backend)
-            raise ValueError("%s. The rule: %s" % (e, _PSD_RULES % (
-                cfg.n_tx, modulation_name(cfg.mod), d["lvl"], d["exp"]))) from None
-        raise
+        setattr(cfg, field, _checked(who, key, value))
+    return cfg
+
+
+def _raise_with_psd_rule(e, cfg):
+    """A ValueError about the PSD parameters again, with the rule and the defaults."""
+    if "psd parameters" in str(e) or "psd_lvl" in str(e):
+        d = psd_default(cfg.n_tx, cfg.mod, cfg.backend)
+        raise ValueError("%s. The rule: %s" % (e, _PSD_RULES % (
+            cfg.n_tx, modulation_name(cfg.mod), d["lvl"], d["exp"]))) from None
 
 
 def psd_default(n_tx, modulation="16qam", backend="cpu"):
@@ -163,3 +176,82 @@ def snr_to_noise_var(snr_db, n_tx):
     """noise_var for a receive SNR in dB: SNR = n_tx / noise_var (unit-energy symbols,
     unit-variance channel taps), as in docs/CONVENTIONS.md."""
     return n_tx / (10.0 ** (snr_db / 10.0))
+
+
+# The slot blocks' positional parameters in order, and the defaults of those that have
+# one. After soft_output every parameter is a keyword.
+_BLOCK_POSITIONAL = ("algorithm", "bandwidth_mhz", "n_tx", "n_rx", "modulation", "cell_id",
+                     "backend", "soft_output")
+_BLOCK_DEFAULTS = {"modulation": "16qam", "backend": "cpu"}
+# The parameters of the config-taking make besides the config (mimo_receiver adds its own).
+_BLOCK_OWN = ("bandwidth_mhz", "cell_id", "soft_output")
+
+
+def _keyword_face(cls, block_only):
+    """Gives the block class cls, bound with the config-taking make (config,
+    bandwidth_mhz, cell_id, soft_output, *block_only), its keyword face too. The
+    detector is then built from the keywords as detector() builds it, so the two faces
+    make the same block."""
+    make = cls.__init__
+    own = _BLOCK_OWN + tuple(block_only)
+    name = cls.__name__
+
+    def __init__(self, *args, config=None, **kw):
+        who = name + "()"
+        if args and isinstance(args[0], detector_config):
+            if config is not None:
+                raise TypeError("%s got the detector_config twice (positional and "
+                                "config=)" % who)
+            config, args = args[0], args[1:]
+        names = own if config is not None else _BLOCK_POSITIONAL
+        if len(args) > len(names):
+            raise TypeError("%s takes at most %d positional arguments (%s), got %d; "
+                            "the others are keywords" % (who, len(names), ", ".join(names),
+                                                         len(args)))
+        given = dict(zip(names, args))
+        for key, value in kw.items():
+            if key in given:
+                raise TypeError("%s got multiple values for argument '%s'" % (who, key))
+            given[key] = value
+        known = set(_BLOCK_POSITIONAL) | set(own) | set(_PARAMS)
+        for key in given:
+            if key not in known:
+                raise TypeError("%s got an unexpected keyword argument '%s' (known: "
+                                "config, %s)" % (who, key, ", ".join(sorted(known))))
+        block = {k: given.pop(k) for k in own if k in given}
+        if "bandwidth_mhz" not in block:
+            raise TypeError("%s missing required argument 'bandwidth_mhz'" % who)
+        if config is None:
+            for req in ("algorithm", "n_tx", "n_rx"):
+                if req not in given:
+                    raise TypeError("%s missing required argument '%s' (or config=, a "
+                                    "mimodet.detector_config)" % (who, req))
+            det = {k: given.pop(k, _BLOCK_DEFAULTS.get(k))
+                   for k in ("algorithm", "n_tx", "n_rx", "modulation", "backend")}
+            config = _config(who, det["algorithm"], det["n_tx"], det["n_rx"],
+                             det["modulation"], det["backend"], given)
+        elif given:
+            raise TypeError("%s: with a detector_config the detector's parameters are the "
+                            "config's; got %s too" % (who, ", ".join(sorted(given))))
+        try:
+            make(self, config, **block)
+        except ValueError as e:
+            _raise_with_psd_rule(e, config)
+            raise
+
+    __init__.__doc__ = (
+        "%s(algorithm, bandwidth_mhz, n_tx, n_rx, modulation='16qam', cell_id=0, "
+        "backend='cpu', soft_output=False, **params), or %s(config, bandwidth_mhz, "
+        "cell_id=0, soft_output=False, ...) with a mimodet.detector_config.\n\n"
+        "params: the detector's keywords as detector() takes them (%s)%s. The keyword "
+        "face builds the detector_config as detector() does, so both faces make the same "
+        "block. TypeError for an argument of the wrong type or an unknown keyword, "
+        "ValueError for an invalid configuration.\n\n%s"
+        % (name, name, ", ".join(sorted(_PARAMS)),
+           "; block keywords: " + ", ".join(block_only) if block_only else "",
+           make.__doc__ or ""))
+    cls.__init__ = __init__
+
+
+_keyword_face(mimo_detector, ())
+_keyword_face(mimo_receiver, ("est_threads", "time_domain", "fft_backoff", "pilot_ratio_db"))

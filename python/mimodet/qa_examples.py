@@ -50,6 +50,42 @@ def env():
     return e
 
 
+def detector_make(src, block_id):
+    """The generated C++ that makes block block_id (mimo_detector, mimo_receiver): its
+    scope, from the opening brace to the closing one."""
+    at = src.index("this->%s = gr::mimodet::" % block_id)
+    start = src.rindex("{", 0, src.rindex("block_detector_config(", 0, at))
+    return src[start:src.index("}", at) + 1]
+
+
+def compile_detector_makes(test, src, variables):
+    """The generated C++ of every mimo_detector and mimo_receiver in src compiles
+    against the public headers (syntax and types; variables: the flowgraph's variables
+    they use)."""
+    import re
+    cxx = shutil.which("c++") or shutil.which("g++")
+    if cxx is None:
+        return
+    blocks = re.findall(r"this->(\w+) = gr::mimodet::(mimo_detector|mimo_receiver)::make", src)
+    test.assertTrue(blocks)
+    code = ["#include <gnuradio/mimodet/mimo_detector.h>",
+            "#include <gnuradio/mimodet/mimo_receiver.h>", "#include <limits>",
+            "struct flowgraph {"]
+    code += ["    gr::mimodet::%s::sptr %s;" % (kind, name) for name, kind in blocks]
+    code += ["    void make() {", "        " + variables]
+    code += [detector_make(src, name) for name, _ in blocks]
+    code += ["    }", "};"]
+    with tempfile.NamedTemporaryFile("w", suffix=".cc", delete=False) as f:
+        f.write("\n".join(code) + "\n")
+    try:
+        p = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", "-I",
+                            os.path.join(REPO, "include"), f.name],
+                           capture_output=True, text=True, timeout=180)
+    finally:
+        os.unlink(f.name)
+    test.assertEqual(p.returncode, 0, p.stderr[-3000:])
+
+
 # Stand-in for gnuradio.uhd, installed by the driver below before the generated module
 # is imported. The source plays what the matching transmitter sends: one repeated frame
 # of bits (loopback.frame_bits with the flowgraph's own variables) through the slot
@@ -541,14 +577,20 @@ class qa_examples(gr_unittest.TestCase):
                       'static_cast<double>(0))', src)
         self.assertIn('gr::mimodet::mimo_channel::make(2, 2, "epa", 40, bandwidth, (-1), '
                       '0, 0, true, 3)', src)
-        self.assertIn('mimo_detector::make("ml", bandwidth, 2, 2, "qpsk", 1, "cpu", true, '
-                      'std::vector<int>{}, std::vector<int>{}', src)
-        self.assertIn('mimo_detector::make("psd", bandwidth, 2, 2, "qpsk", 1, "cpu", false, '
-                      'std::vector<int>{5, 3, 1}, std::vector<int>{1, 4}', src)
-        self.assertIn('mimo_detector::make("mtt", bandwidth, 2, 2, "qpsk", 1, "cpu", false,',
-                      src)
-        self.assertIn('mimo_detector::make("zf", bandwidth, 2, 2, "qpsk", 1, "cpu", true,',
-                      src)
+        # The detectors' C++: a detector_config of the block's parameters, then make().
+        self.assertIn('block_detector_config("ml", 2, 2, "qpsk", "cpu");', src)
+        self.assertIn("mimo_detector::make(cfg, bandwidth, 1, true);", src)
+        psd = detector_make(src, "det_psd")
+        self.assertIn('block_detector_config("psd", 2, 2, "qpsk", "cpu");', psd)
+        self.assertIn("cfg.psd_lvl = {5, 3, 1};", psd)
+        self.assertIn("cfg.psd_exp = {1, 4};", psd)
+        self.assertIn("cfg.sorted_qr = 1;", psd)
+        self.assertIn("mimo_detector::make(cfg, bandwidth, 1, false);", psd)
+        self.assertIn('block_detector_config("mtt", 2, 2, "qpsk", "cpu");', src)
+        zf = detector_make(src, "det_zf")
+        self.assertIn("cfg.llr_clip = static_cast<float>(8);", zf)
+        self.assertIn("mimo_detector::make(cfg, bandwidth, 1, true);", zf)
+        compile_detector_makes(self, src, "double bandwidth = 1.4;")
         self.assertNotIn("'", "".join(l for l in src.splitlines() if "mimodet" in l))
         self.assertNotIn("True", src)
         self.assertNotIn("False", src)

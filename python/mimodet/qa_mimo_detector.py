@@ -82,6 +82,18 @@ def run_detector(det, mhz, n_rx, ys, Hs, nvs, slots, soft, tagged=True, queue=0)
     return np.array(snk.data()), snk.tags()
 
 
+def config_of(algorithm="mmse", n_tx=2, n_rx=2, mod="16qam", **fields):
+    """A detector_config set field by field (fields: its own names), not through the
+    blocks' keyword face."""
+    c = mimodet.detector_config()
+    c.algorithm = algorithm
+    c.n_tx, c.n_rx = n_tx, n_rx
+    c.mod = mimodet.parse_modulation(mod)
+    for k, v in fields.items():
+        setattr(c, k, v)
+    return c
+
+
 def stop_while_running(tb, after_s=0.5):
     """Starts tb and stops it after_s seconds in; returns the seconds that
     tb.stop(); tb.wait() took."""
@@ -328,6 +340,90 @@ class qa_mimo_detector(gr_unittest.TestCase):
         det = mimodet.mimo_detector("sfsd", 1.4, 2, 2, "16qam", 0, soft_output=True, T=1,
                                     niter=3, llr_clip=10.0, threads=1)
         self.assertEqual(det.backend(), "cpu")
+
+    def test_013_config_face_equals_keyword_face(self):
+        # The config-taking make (a detector_config set field by field), positional or
+        # config=, makes the same block as the keyword face: the same outputs and tags,
+        # with parameters that change the outputs of the soft detectors.
+        mhz, n, mod, cell, slots = 1.4, 2, "16qam", 9, [0, 1, 10]
+        grid = mimodet.lte_grid(mimodet.lte_numerology.from_bandwidth(mhz), n, cell)
+        nv = mimodet.snr_to_noise_var(20.0, n)
+        gen = [make_slot(self.rng, grid, ns, n, mod, nv) for ns in slots]
+        fields = dict(lvl="psd_lvl", exp="psd_exp", T="fsd_full_levels", niter="sfsd_niter",
+                      sorted_qr="sorted_qr", llr_clip="llr_clip", llr_scaled="llr_scaled",
+                      threads="threads", deadline_us="psd_deadline_us")
+        cases = [
+            ("psd", False, dict(lvl=[5, 3, 1], exp=[1, 4], sorted_qr=1, threads=1)),
+            ("fsd", False, dict(T=2)),
+            ("sfsd", True, dict(T=1, niter=3, llr_clip=5.0)),
+            ("mtt", True, dict(sorted_qr=0, llr_clip=2.0)),
+            ("mmse", True, dict(llr_scaled=False)),
+        ]
+
+        def run(det, soft):
+            out, tags = run_detector(det, mhz, n, [g[1] for g in gen], [g[2] for g in gen],
+                                     [nv] * len(slots), slots, soft)
+            self.assertEqual(det.bad_slots(), 0)
+            self.assertEqual(det.slots_processed(), len(slots))
+            return out, [(t.offset, pmt.symbol_to_string(t.key), pmt.to_long(t.value))
+                         for t in tags]
+
+        for alg, soft, params in cases:
+            cfg = config_of(alg, n, n, mod, **{fields[k]: v for k, v in params.items()})
+            ref, ref_tags = run(mimodet.mimo_detector(alg, mhz, n, n, mod, cell, "cpu", soft,
+                                                      **params), soft)
+            self.assertEqual(len(ref), sum(len(g[0]) for g in gen), alg)
+            for det in (mimodet.mimo_detector(cfg, mhz, cell, soft),
+                        mimodet.mimo_detector(config=cfg, bandwidth_mhz=mhz, cell_id=cell,
+                                              soft_output=soft)):
+                out, tags = run(det, soft)
+                np.testing.assert_array_equal(out, ref, err_msg=alg)
+                self.assertEqual(tags, ref_tags, alg)
+            hard = (ref < 0).astype(np.uint8) if soft else ref
+            self.assertLess(np.mean(hard != np.concatenate([g[0] for g in gen])), 0.05, alg)
+            if soft:  # the parameters reached the detector: other LLRs than the defaults'
+                default, _ = run(mimodet.mimo_detector(alg, mhz, n, n, mod, cell, "cpu", True),
+                                 True)
+                self.assertFalse(np.array_equal(default, ref), alg)
+
+    def test_014_invalid_configs(self):
+        # A bad detector_config, or arguments that do not fit the block, are refused when
+        # the block is made, with a message that names the problem.
+        cfg = config_of
+        bad = [
+            ((cfg(n_tx=3, n_rx=4), 1.4, 0), {}, "n_tx must be 1, 2 or 4, got 3"),
+            ((cfg(n_rx=1), 1.4, 0), {}, "n_rx must be n_tx..8, got 1"),
+            ((cfg(n_rx=9), 1.4, 0), {}, "n_rx must be n_tx..8, got 9"),
+            ((cfg(algorithm="foo"), 1.4, 0), {}, "unknown algorithm 'foo'"),
+            ((cfg(algorithm="fsd"), 1.4, 0, True), {}, "'fsd' gives hard bits only"),
+            ((cfg(algorithm="mmse", psd_deadline_us=100.0), 1.4, 0), {},
+             "psd_deadline_us applies to algorithm 'psd' only"),
+            ((cfg(algorithm="psd", psd_lvl=[2, 1], psd_exp=[1, 1]), 1.4, 0), {},
+             "psd parameters.*The rule"),
+            ((cfg(), 2.0, 0), {}, "bandwidth 2"),
+            ((cfg(), 1.4, 504), {}, "cell_id must be 0..503"),
+        ]
+        for args, kw, msg in bad:
+            with self.assertRaisesRegex(ValueError, msg):
+                mimodet.mimo_detector(*args, **kw)
+        with self.assertRaisesRegex(ValueError, "unknown backend 'gpu'"):
+            mimodet.mimo_detector("mmse", 1.4, 2, 2, "16qam", 0, "gpu")
+        # The two faces do not mix, and the keyword face names what is missing or unknown.
+        wrong = [
+            ((cfg(), 1.4, 0), dict(algorithm="zf"), "detector's parameters are the config's"),
+            ((cfg(), 1.4, 0), dict(lvl=[5, 1]), "detector's parameters are the config's"),
+            ((cfg(), 1.4, 0), dict(config=cfg()), "detector_config twice"),
+            ((), dict(config=cfg(), cell_id=0), "missing required argument 'bandwidth_mhz'"),
+            (("zf", 1.4, 2), {}, "missing required argument 'n_rx'"),
+            (("zf", 1.4, 2, 2), dict(bogus=1), "unexpected keyword argument 'bogus'"),
+            (("zf", 1.4, 2, 2), dict(est_threads=1), "unexpected keyword argument"),
+            (("zf", 1.4, 2, 2, "16qam", 0, "cpu", False, [1]), {}, "at most 8 positional"),
+            (("zf", 1.4, 2, 2), dict(T="1"), "T must be a int"),
+            (("zf", 1.4, 2.0, 2), {}, "n_tx must be an int"),
+        ]
+        for args, kw, msg in wrong:
+            with self.assertRaisesRegex(TypeError, msg):
+                mimodet.mimo_detector(*args, **kw)
 
     def test_012_stop_ends_a_long_detection(self):
         # ML 4x4 16QAM (2^16 candidates per vector, about 1900 vectors per 5 MHz slot):

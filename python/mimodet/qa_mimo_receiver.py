@@ -23,10 +23,11 @@ from gnuradio import blocks, gr, gr_unittest
 
 from gnuradio import mimodet
 # The .grc scaffolding of the GRC tests (this file's folder is on sys.path when run).
-from qa_examples import GRC_COMMON, env as grc_env, flowgraph, front_end_graph  # noqa: E402,E501
+from qa_examples import GRC_COMMON, compile_detector_makes, detector_make  # noqa: E402,E501
+from qa_examples import env as grc_env, flowgraph, front_end_graph  # noqa: E402,E501
 # Test channels and the framer's mapping, as the estimator's and the detector's QA.
 from qa_channel_estimator import make_channel  # noqa: E402
-from qa_mimo_detector import map_bits, stop_while_running  # noqa: E402
+from qa_mimo_detector import config_of, map_bits, stop_while_running  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MODS = {"qpsk": 2, "16qam": 4, "64qam": 6}
@@ -661,15 +662,20 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             src = f.read()
         with open(os.path.join(tmp, "rx_blocks_cpp", "CMakeLists.txt")) as f:
             self.assertIn("gnuradio-mimodet", f.read())
-        psd = ('gr::mimodet::mimo_receiver::make("psd", bandwidth, 2, 2, "qpsk", 1, "cpu", '
-               'false, std::vector<int>{5, 3, 1}, std::vector<int>{1, 4}, (-1), (-1), 1, '
-               'static_cast<float>(0), 1, true, static_cast<double>(0), 2, false, (-1), '
-               'static_cast<double>(0));')
-        self.assertIn(psd, src)
-        self.assertIn('gr::mimodet::mimo_receiver::make("sfsd", bandwidth, 2, 2, "qpsk", 1, '
-                      '"cpu", true, std::vector<int>{}, std::vector<int>{}, 1, 3, (-1), '
-                      'static_cast<float>(20), 1, true, static_cast<double>(0), 0, false, '
-                      '(-1), static_cast<double>(0));', src)
+        psd = detector_make(src, "rx_psd")
+        self.assertIn('block_detector_config("psd", 2, 2, "qpsk", "cpu");', psd)
+        for line in ("cfg.psd_lvl = {5, 3, 1};", "cfg.psd_exp = {1, 4};", "cfg.sorted_qr = 1;",
+                     "cfg.threads = 1;", "cfg.psd_deadline_us = static_cast<double>(0);",
+                     "mimo_receiver::make(cfg, bandwidth, 1, false, 2, false, (-1), "
+                     "static_cast<double>(0));"):
+            self.assertIn(line, psd)
+        sfsd = detector_make(src, "rx_sfsd")
+        self.assertIn('block_detector_config("sfsd", 2, 2, "qpsk", "cpu");', sfsd)
+        for line in ("cfg.fsd_full_levels = 1;", "cfg.sfsd_niter = 3;",
+                     "cfg.llr_clip = static_cast<float>(20);",
+                     "mimo_receiver::make(cfg, bandwidth, 1, true, 0, false, (-1), "
+                     "static_cast<double>(0));"):
+            self.assertIn(line, sfsd)
         # The estimated pilot ratio: NaN.
         est = [l.strip() for l in src.splitlines()
                if "std::numeric_limits<double>::quiet_NaN()" in l]
@@ -678,23 +684,63 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             hpp = f.read()
         self.assertIn("#include <gnuradio/mimodet/mimo_receiver.h>", hpp)
         self.assertIn("#include <limits>", hpp)
-        rx_lines = [l for l in src.splitlines() if "mimo_receiver" in l]
+        rx_lines = [l for l in src.splitlines() if "mimo_receiver" in l or "cfg" in l]
         self.assertNotIn("'", "".join(rx_lines))
         self.assertNotIn("True", "".join(rx_lines))
-        # The make() line compiles against the public header (syntax and types only).
-        cxx = shutil.which("c++") or shutil.which("g++")
-        if cxx is None:
-            return
-        test = os.path.join(tmp, "make_line.cc")
-        with open(test, "w") as f:
-            f.write("#include <gnuradio/mimodet/mimo_receiver.h>\n#include <limits>\n"
-                    "void f() { double bandwidth = 1.4; gr::mimodet::mimo_receiver::sptr x = "
-                    + psd.replace("this->", "") + " (void)x; x = "
-                    + est[0].split("= ", 1)[1] + " (void)x; }\n")
-        p = subprocess.run([cxx, "-std=c++17", "-fsyntax-only",
-                            "-I", os.path.join(REPO, "include"), test],
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        # The receivers' and detectors' make code compiles against the public headers.
+        compile_detector_makes(self, src, "double bandwidth = 1.4;")
+
+    def test_019_config_face_equals_keyword_face(self):
+        # mimo_receiver(config, ...) with a detector_config set field by field makes the
+        # same receiver as the keyword face, block-only parameters included.
+        mhz, n_tx, n_rx, mod, cell, slots = 1.4, 2, 2, "16qam", 6, [1, 10]
+        bits, ys = make_slots(self.rng, mhz, n_tx, n_rx, mod, cell, slots, 25.0)
+        tags = slot_tags(slots)
+        for alg, soft, params, fields in (
+                ("psd", False, dict(lvl=[5, 3, 1], exp=[1, 4], sorted_qr=1),
+                 dict(psd_lvl=[5, 3, 1], psd_exp=[1, 4], sorted_qr=1)),
+                ("sfsd", True, dict(T=1, niter=3, llr_clip=5.0, llr_scaled=False),
+                 dict(fsd_full_levels=1, sfsd_niter=3, llr_clip=5.0, llr_scaled=False))):
+            cfg = config_of(alg, n_tx, n_rx, mod, **fields)
+            ref, ref_tags = run_receiver(
+                mimodet.mimo_receiver(alg, mhz, n_tx, n_rx, mod, cell, "cpu", soft,
+                                      est_threads=2, pilot_ratio_db=0.0, **params),
+                ys, tags, soft)
+            self.assertEqual(len(ref), sum(len(b) for b in bits), alg)
+            hard = (ref < 0).astype(np.uint8) if soft else ref
+            self.assertLess(np.mean(hard != np.concatenate(bits)), 0.05, alg)
+            for rx in (mimodet.mimo_receiver(cfg, mhz, cell, soft, 2),
+                       mimodet.mimo_receiver(config=cfg, bandwidth_mhz=mhz, cell_id=cell,
+                                             soft_output=soft, est_threads=2,
+                                             pilot_ratio_db=0.0)):
+                out, out_tags = run_receiver(rx, ys, tags, soft)
+                np.testing.assert_array_equal(out, ref, err_msg=alg)
+                self.assertEqual(tag_list(out_tags), tag_list(ref_tags), alg)
+                self.assertEqual(rx.bad_slots(), 0)
+
+    def test_020_invalid_configs(self):
+        # The config face checks the config and the block's own parameters when the
+        # receiver is made, with the receiver's name in the message.
+        cfg = config_of
+        bad = [
+            ((cfg(n_tx=4, n_rx=2), 1.4, 0), {}, "mimo_receiver: n_rx must be n_tx..8"),
+            ((cfg(algorithm="psd"), 1.4, 0, True), {}, "mimo_receiver: algorithm 'psd'"),
+            ((cfg(algorithm="bar"), 1.4, 0), {}, "mimo_receiver: unknown algorithm 'bar'"),
+            ((cfg(), 1.4, -2), {}, "mimo_receiver: cell_id must be 0..503"),
+            ((cfg(), 1.4, 0), dict(est_threads=257), "mimo_receiver: threads must be 0..256"),
+            ((cfg(), 1.4, 0), dict(fft_backoff=2), "fft_backoff applies to time_domain"),
+            ((cfg(), 1.4, 0), dict(time_domain=True, fft_backoff=100), "fft_backoff must be"),
+            ((cfg(), 1.4, 0), dict(pilot_ratio_db=20.0), "pilot_ratio_db must be finite"),
+            ((cfg(algorithm="zf", psd_deadline_us=5.0), 1.4, 0), {},
+             "psd_deadline_us applies to algorithm 'psd' only"),
+        ]
+        for args, kw, msg in bad:
+            with self.assertRaisesRegex(ValueError, msg):
+                mimodet.mimo_receiver(*args, **kw)
+        with self.assertRaisesRegex(TypeError, "detector's parameters are the config's"):
+            mimodet.mimo_receiver(cfg(), 1.4, 0, niter=2)
+        rx = mimodet.mimo_receiver(cfg(), 1.4, 0, time_domain=True, fft_backoff=2)
+        self.assertTrue(rx.time_domain())
 
     def test_018_stop_ends_a_long_detection(self):
         # ML 4x4 16QAM (2^16 candidates per vector, about 1900 vectors per 5 MHz slot): a

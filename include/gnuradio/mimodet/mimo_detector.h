@@ -8,11 +8,12 @@
 #ifndef INCLUDED_MIMODET_MIMO_DETECTOR_H
 #define INCLUDED_MIMODET_MIMO_DETECTOR_H
 
+#include <cstdint>
 #include <gnuradio/block.h>
 #include <gnuradio/mimodet/api.h>
-#include <cstdint>
+#include <gnuradio/mimodet/block_config.h>
+#include <gnuradio/mimodet/detector.h>
 #include <string>
-#include <vector>
 
 namespace gr {
 namespace mimodet {
@@ -57,13 +58,12 @@ namespace mimodet {
  * (docs/CONVENTIONS.md). Items of input 0 without a slot tag take the previous slot + 1
  * (mod 20).
  *
- * Real-time deadline (psd only, deadline_us > 0): each slot may search for deadline_us
- * (detector_config::psd_deadline_us: the block then gives each detect call one slot);
- * vectors still searching then end with the best decision found so
- * far, vectors not started yet with the SIC point. A slot with such vectors gets a
- * "truncated" tag (value: long, the number of truncated vectors) on its first output
- * item and is counted in truncated_slots().
- * deadline_us = 0: the exact search.
+ * Real-time deadline (psd only, detector_config::psd_deadline_us > 0): each slot may
+ * search for that long (the block then gives each detect call one slot); vectors still
+ * searching then end with the best decision found so far, vectors not started yet with
+ * the SIC point. A slot with such vectors gets a "truncated" tag (value: long, the number
+ * of truncated vectors) on its first output item and is counted in truncated_slots().
+ * psd_deadline_us = 0: the exact search.
  */
 class MIMODET_API mimo_detector : virtual public gr::block
 {
@@ -71,49 +71,25 @@ public:
     typedef std::shared_ptr<mimo_detector> sptr;
 
     /*!
-     * \param algorithm "ml", "zf", "mmse", "psd", "fsd", "sfsd" or "mtt".
+     * \param cfg the detector: algorithm, n_tx (transmit antenna ports: 1, 2 or 4), n_rx
+     * (receive antennas, the grid inputs: n_tx .. 8), modulation, backend ("cpu", "cuda"
+     * or "auto") and the algorithm's parameters, including the PSD deadline
+     * (detector_config::psd_deadline_us, psd only); see detector.h.
+     * block_detector_config() makes one from the parameters' names.
      * \param bandwidth_mhz LTE bandwidth: 1.4, 3, 5, 10, 15 or 20 (MHz).
-     * \param n_tx transmit antenna ports: 1, 2 or 4.
-     * \param n_rx receive antennas (grid inputs): n_tx .. 8.
-     * \param modulation "qpsk", "16qam" or "64qam".
      * \param cell_id physical cell id 0..503 (data map), or -1: the cell of each slot
      * from the "cell_id" tag on its grid (ofdm_sync's with cell search, passed on by
      * ofdm_demod; a slot without one keeps the last cell seen); slots before the first
      * such tag are output as zeros, counted in bad_slots() and logged.
-     * \param backend "cpu", "cuda" or "auto".
      * \param soft_output float LLRs instead of bits (soft detectors only: psd and fsd
      *        are refused).
-     * \param lvl PSD level vector (empty: the preset), see detector_config::psd_lvl.
-     * \param exp PSD expansion vector (empty: the preset), see detector_config::psd_exp.
-     * \param T FSD/SFSD fully expanded levels (-1: default).
-     * \param niter SFSD list-extension iterations (-1: default).
-     * \param sorted_qr PSD/MTT ordering: 1 sorted QR, 0 plain QR, -1 default.
-     * \param llr_clip LLR clipping magnitude (0: off).
-     * \param threads CPU worker threads (0: all cores).
-     * \param llr_scaled true: LLRs scaled by 1/noise_var; false: the raw metric
-     *        differences (noise_var times the LLR), see detector_config::llr_scaled.
-     * \param deadline_us PSD search budget per detect call in microseconds (0: none,
-     *        exact ML; psd only), see detector_config::psd_deadline_us.
      *
      * Throws std::invalid_argument for an invalid configuration.
      */
-    static sptr make(const std::string& algorithm,
+    static sptr make(const detector_config& cfg,
                      double bandwidth_mhz,
-                     int n_tx,
-                     int n_rx,
-                     const std::string& modulation,
                      int cell_id,
-                     const std::string& backend = "cpu",
-                     bool soft_output = false,
-                     const std::vector<int>& lvl = std::vector<int>(),
-                     const std::vector<int>& exp = std::vector<int>(),
-                     int T = -1,
-                     int niter = -1,
-                     int sorted_qr = -1,
-                     float llr_clip = 0.0f,
-                     int threads = 0,
-                     bool llr_scaled = true,
-                     double deadline_us = 0.0);
+                     bool soft_output = false);
 
     //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
     virtual int items_per_slot(int ns) const = 0;

@@ -8,11 +8,12 @@
 #ifndef INCLUDED_MIMODET_MIMO_RECEIVER_H
 #define INCLUDED_MIMODET_MIMO_RECEIVER_H
 
+#include <cstdint>
 #include <gnuradio/block.h>
 #include <gnuradio/mimodet/api.h>
-#include <cstdint>
+#include <gnuradio/mimodet/block_config.h>
+#include <gnuradio/mimodet/detector.h>
 #include <string>
-#include <vector>
 
 namespace gr {
 namespace mimodet {
@@ -62,19 +63,13 @@ class MIMODET_API mimo_receiver : virtual public gr::block
 public:
     typedef std::shared_ptr<mimo_receiver> sptr;
     /*!
-     * \param algorithm "ml", "zf", "mmse", "psd", "fsd", "sfsd" or "mtt".
+     * \param cfg the detector, as mimo_detector::make()'s; its backend runs both stages.
      * \param bandwidth_mhz LTE bandwidth: 1.4, 3, 5, 10, 15 or 20 (MHz).
-     * \param n_tx transmit antenna ports: 1, 2 or 4.
-     * \param n_rx receive antennas (grid inputs): n_tx .. 8.
-     * \param modulation "qpsk", "16qam" or "64qam".
      * \param cell_id physical cell id 0..503 (pilots and data map), or -1: the cell of
      * each slot from the "cell_id" tag on its first item (ofdm_sync's; ofdm_demod passes
      * it on with the grid; a slot without one keeps the last cell seen); slots before
      * the first such tag are output as zeros, counted in bad_slots() and logged.
-     * \param backend "cpu", "cuda" or "auto", for both stages.
      * \param soft_output float LLRs instead of bits (not psd, fsd).
-     * \param lvl, exp, T, niter, sorted_qr, llr_clip, threads, llr_scaled, deadline_us
-     *        the detector's parameters, as mimo_detector::make().
      * \param est_threads threads of the CPU channel estimator (0: its default), as
      *        channel_estimator::make(); unused by the GPU estimator.
      * \param time_domain inputs are time-domain slots (ofdm_sync's outputs), not grids.
@@ -89,23 +84,10 @@ public:
      * Throws std::invalid_argument for an invalid configuration, std::runtime_error for
      * backend cuda without a device.
      */
-    static sptr make(const std::string& algorithm,
+    static sptr make(const detector_config& cfg,
                      double bandwidth_mhz,
-                     int n_tx,
-                     int n_rx,
-                     const std::string& modulation,
                      int cell_id,
-                     const std::string& backend = "cpu",
                      bool soft_output = false,
-                     const std::vector<int>& lvl = std::vector<int>(),
-                     const std::vector<int>& exp = std::vector<int>(),
-                     int T = -1,
-                     int niter = -1,
-                     int sorted_qr = -1,
-                     float llr_clip = 0.0f,
-                     int threads = 0,
-                     bool llr_scaled = true,
-                     double deadline_us = 0.0,
                      int est_threads = 0,
                      bool time_domain = false,
                      int fft_backoff = -1,

@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <gnuradio/block.h>
+#include <gnuradio/mimodet/block_config.h>
 #include <gnuradio/mimodet/mimo_detector.h>
 
 namespace py = pybind11;
@@ -15,6 +16,15 @@ using namespace gr::mimodet;
 
 void bind_mimo_detector(py::module& m)
 {
+    m.def("block_detector_config",
+          &block_detector_config,
+          py::arg("algorithm"),
+          py::arg("n_tx"),
+          py::arg("n_rx"),
+          py::arg("modulation") = "16qam",
+          py::arg("backend") = "cpu",
+          "The detector_config named by the blocks' string parameters, every algorithm "
+          "parameter unset (the algorithm's default).");
     py::class_<mimo_detector, gr::block, gr::basic_block, std::shared_ptr<mimo_detector>>(
         m,
         "mimo_detector",
@@ -23,32 +33,19 @@ void bind_mimo_detector(py::module& m)
         "Algorithm parameters as in mimodet.detector(): lvl, exp (PSD), T (FSD/SFSD), "
         "niter (SFSD), sorted_qr (PSD/MTT), llr_clip, threads; llr_scaled=False gives "
         "raw metric differences (noise_var times the LLRs).")
-        .def(py::init(&mimo_detector::make),
-             py::arg("algorithm"),
-             py::arg("bandwidth_mhz"),
-             py::arg("n_tx"),
-             py::arg("n_rx"),
-             py::arg("modulation") = "16qam",
-             py::arg("cell_id") = 0,
-             py::arg("backend") = "cpu",
-             py::arg("soft_output") = false,
-             py::arg("lvl") = std::vector<int>(),
-             py::arg("exp") = std::vector<int>(),
-             py::arg("T") = -1,
-             py::arg("niter") = -1,
-             py::arg("sorted_qr") = -1,
-             py::arg("llr_clip") = 0.0f,
-             py::arg("threads") = 0,
-             py::arg("llr_scaled") = true,
-             py::arg("deadline_us") = 0.0,
-             "algorithm 'ml', 'zf', 'mmse', 'psd', 'fsd', 'sfsd' or 'mtt'; bandwidth_mhz in "
-             "{1.4, 3, 5, 10, 15, 20}; n_tx in {1, 2, 4}; n_rx n_tx..8; modulation 'qpsk', "
-             "'16qam' or '64qam'; cell_id 0..503 (or -1: from the slots' cell_id tags); "
-             "backend 'cpu', 'cuda' or 'auto'; "
-             "soft_output: float LLRs instead of bits (not for psd, fsd); deadline_us: psd "
-             "search budget per slot in us (0: exact), truncated slots get a "
-             "'truncated' tag. Unset algorithm "
-             "parameters (-1, []) take the algorithm's default. ValueError otherwise.")
+        .def(
+            py::init(&mimo_detector::make),
+            py::arg("config"),
+            py::arg("bandwidth_mhz"),
+            py::arg("cell_id") = 0,
+            py::arg("soft_output") = false,
+            "config: the detector (a mimodet.detector_config: algorithm, n_tx in {1, 2, "
+            "4}, n_rx n_tx..8, modulation, backend and the algorithm's parameters); "
+            "bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}; cell_id 0..503 (or -1: from the "
+            "slots' cell_id tags); soft_output: float LLRs instead of bits (not for psd, "
+            "fsd). The keyword face mimo_detector(algorithm, bandwidth_mhz, n_tx, n_rx, "
+            "modulation, cell_id, backend, soft_output, **params) builds the config "
+            "(gnuradio.mimodet.api). ValueError for an invalid configuration.")
         .def("items_per_slot",
              &mimo_detector::items_per_slot,
              py::arg("ns"),
@@ -62,7 +59,8 @@ void bind_mimo_detector(py::module& m)
              "Slots output as zeros because H, the grids or noise_var were unusable.")
         .def("untagged_slots",
              &mimo_detector::untagged_slots,
-             "Items of input 0 without a 'slot' tag (ns continued from the previous slot).")
+             "Items of input 0 without a 'slot' tag (ns continued from the previous "
+             "slot).")
         .def("truncated_slots",
              &mimo_detector::truncated_slots,
              "Slots in which the psd deadline truncated at least one vector's search.");

@@ -18,8 +18,10 @@ void bind_mimo_receiver(py::module& m)
     py::class_<mimo_receiver, gr::block, gr::basic_block, std::shared_ptr<mimo_receiver>>(
         m,
         "mimo_receiver",
-        "Channel estimation and MIMO detection in one block: n_rx grids (with 'slot' tags) "
-        "-> bits (uint8) or LLRs (float, soft_output), n_data(ns)*n_tx*q per slot; the same "
+        "Channel estimation and MIMO detection in one block: n_rx grids (with 'slot' "
+        "tags) "
+        "-> bits (uint8) or LLRs (float, soft_output), n_data(ns)*n_tx*q per slot; the "
+        "same "
         "results as channel_estimator followed by mimo_detector with the same backend "
         "(with backend cuda the slot's H stays on the GPU between the two stages: the "
         "lowest latency on a GPU; on the CPU the two blocks overlap their stages and "
@@ -28,48 +30,39 @@ void bind_mimo_receiver(py::module& m)
         "(PSD), T (FSD/SFSD), niter (SFSD), sorted_qr (PSD/MTT), llr_clip, threads; "
         "llr_scaled=False gives raw metric differences (noise_var times the LLRs); "
         "est_threads: threads of the CPU channel estimator. With time_domain=True the "
-        "inputs are ofdm_sync's n_rx time-domain streams instead ('slot' tag on each slot's "
+        "inputs are ofdm_sync's n_rx time-domain streams instead ('slot' tag on each "
+        "slot's "
         "first sample), demodulated as ofdm_demod does (fft_backoff), on the GPU with "
         "backend cuda: one upload per slot between ofdm_sync and the bits.")
-        .def(py::init(&mimo_receiver::make),
-             py::arg("algorithm"),
-             py::arg("bandwidth_mhz"),
-             py::arg("n_tx"),
-             py::arg("n_rx"),
-             py::arg("modulation") = "16qam",
-             py::arg("cell_id") = 0,
-             py::arg("backend") = "cpu",
-             py::arg("soft_output") = false,
-             py::arg("lvl") = std::vector<int>(),
-             py::arg("exp") = std::vector<int>(),
-             py::arg("T") = -1,
-             py::arg("niter") = -1,
-             py::arg("sorted_qr") = -1,
-             py::arg("llr_clip") = 0.0f,
-             py::arg("threads") = 0,
-             py::arg("llr_scaled") = true,
-             py::arg("deadline_us") = 0.0,
-             py::arg("est_threads") = 0,
-             py::arg("time_domain") = false,
-             py::arg("fft_backoff") = -1,
-             py::arg("pilot_ratio_db") = 0.0,
-             "algorithm 'ml', 'zf', 'mmse', 'psd', 'fsd', 'sfsd' or 'mtt'; bandwidth_mhz in "
-             "{1.4, 3, 5, 10, 15, 20}; n_tx in {1, 2, 4}; n_rx n_tx..8 (grid inputs); "
-             "modulation 'qpsk', '16qam' or '64qam'; cell_id 0..503 (pilots and data map) or "
-             "-1 (from the slots' cell_id tags); "
-             "backend 'cpu', 'cuda' (RuntimeError without a CUDA device) or 'auto' (cuda "
-             "where a device exists), for both stages; soft_output: float LLRs instead of "
-             "bits (not for psd, fsd); deadline_us: psd search budget per slot in us (0: "
-             "exact), truncated slots get a 'truncated' tag; est_threads 0..256: threads of the "
-             "CPU channel estimator as channel_estimator's threads (0: min(CPU threads, "
-             "n_rx*n_tx, 4); the results do not depend on it; unused by the GPU estimator); "
-             "time_domain: time-domain inputs (ofdm_sync's) instead of grids; fft_backoff "
-             "(time_domain only): FFT window back-off into the CP, 0..cp_other samples, -1 "
-             "for ofdm_demod's default; pilot_ratio_db: the transmitter's pilot-to-data "
-             "power ratio in dB, -10..10, or float('nan') to estimate it per slot, as "
-             "channel_estimator's (estimated, the stages are not fused on the GPU). Unset "
-             "algorithm parameters (-1, []) take the "
-             "algorithm's default. ValueError otherwise.")
+        .def(
+            py::init(&mimo_receiver::make),
+            py::arg("config"),
+            py::arg("bandwidth_mhz"),
+            py::arg("cell_id") = 0,
+            py::arg("soft_output") = false,
+            py::arg("est_threads") = 0,
+            py::arg("time_domain") = false,
+            py::arg("fft_backoff") = -1,
+            py::arg("pilot_ratio_db") = 0.0,
+            "config: the detector (a mimodet.detector_config, as mimo_detector's; its "
+            "backend 'cpu', 'cuda' (RuntimeError without a CUDA device) or 'auto' runs "
+            "both "
+            "stages); bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}; cell_id 0..503 (pilots "
+            "and "
+            "data map) or -1 (from the slots' cell_id tags); soft_output: float LLRs "
+            "instead of bits (not for psd, fsd); est_threads 0..256: threads of the CPU "
+            "channel estimator as channel_estimator's threads (0: min(CPU threads, "
+            "n_rx*n_tx, 4); the results do not depend on it; unused by the GPU "
+            "estimator); time_domain: time-domain inputs (ofdm_sync's) instead of grids; "
+            "fft_backoff (time_domain only): FFT window back-off into the CP, "
+            "0..cp_other "
+            "samples, -1 for ofdm_demod's default; pilot_ratio_db: the transmitter's "
+            "pilot-to-data power ratio in dB, -10..10, or float('nan') to estimate it "
+            "per "
+            "slot, as channel_estimator's (estimated, the stages are not fused on the "
+            "GPU). The keyword face mimo_receiver(algorithm, bandwidth_mhz, n_tx, n_rx, "
+            "modulation, cell_id, backend, soft_output, **params) builds the config "
+            "(gnuradio.mimodet.api). ValueError for an invalid configuration.")
         .def("time_domain",
              &mimo_receiver::time_domain,
              "True where the inputs are time-domain slots (time_domain=True).")
@@ -83,13 +76,15 @@ void bind_mimo_receiver(py::module& m)
         .def("slots_processed",
              &mimo_receiver::slots_processed,
              "Slots received so far (bad ones included).")
-        .def("bad_slots",
-             &mimo_receiver::bad_slots,
-             "Slots output as zeros because of unusable input: pilots non-finite or all "
-             "zero (no noise variance), or data elements or estimated channel not finite.")
+        .def(
+            "bad_slots",
+            &mimo_receiver::bad_slots,
+            "Slots output as zeros because of unusable input: pilots non-finite or all "
+            "zero (no noise variance), or data elements or estimated channel not finite.")
         .def("untagged_slots",
              &mimo_receiver::untagged_slots,
-             "Items of input 0 without a 'slot' tag (ns continued from the previous slot).")
+             "Items of input 0 without a 'slot' tag (ns continued from the previous "
+             "slot).")
         .def("truncated_slots",
              &mimo_receiver::truncated_slots,
              "Slots in which the psd deadline truncated at least one vector's search.")

@@ -1,0 +1,25 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "slot_lanes.h"
+#include "detector_block_common.h"
+#include <boost/thread/thread.hpp>
+
+namespace gr {
+namespace mimodet {
+
+int gpu_lanes(bool deadline)
+{
+    return env_override("MIMODET_GPU_LANES", 1, 4, deadline ? 1 : 2);
+}
+
+int receiver_gpu_lanes() { return env_override("MIMODET_GPU_LANES", 1, 4, 2); }
+
+bool stop_requested() { return boost::this_thread::interruption_requested(); }
+
+} // namespace mimodet
+} // namespace gr
