@@ -100,6 +100,9 @@ inline std::vector<std::pair<int, int>> parse_configs(const std::string& opt,
     return out;
 }
 
+//! The modulations' names, as the detectors take them.
+inline const std::vector<std::string> k_modulations = { "qpsk", "16qam", "64qam" };
+
 //! Percentile p (0..1) of the values: the sorted value at index round(p (n - 1)); 0 for
 //! none. (The benchmarks' timing columns.)
 inline double percentile(std::vector<double> v, double p)
@@ -126,7 +129,10 @@ public:
     }
 
     //! A switch without a value: target = value when given.
-    parser& flag(const std::string& name, bool& target, const std::string& help, bool value = true)
+    parser& flag(const std::string& name,
+                 bool& target,
+                 const std::string& help,
+                 bool value = true)
     {
         return add(name, "", help, "", false, [&target, value](const std::string&) {
             target = value;
@@ -142,7 +148,11 @@ public:
                    double lo,
                    double hi)
     {
-        return add(name, metavar, help, show(target), true,
+        return add(name,
+                   metavar,
+                   help,
+                   show(target),
+                   true,
                    [&target, name, lo, hi](const std::string& v) {
                        target = checked<T>(name, v, lo, hi);
                    });
@@ -160,7 +170,11 @@ public:
         std::vector<std::string> d;
         for (const T& x : target)
             d.push_back(show(x));
-        return add(name, metavar, help, join(d, ","), true,
+        return add(name,
+                   metavar,
+                   help,
+                   join(d, ","),
+                   true,
                    [&target, name, lo, hi](const std::string& v) {
                        target.clear();
                        for (const auto& x : split(v))
@@ -178,7 +192,11 @@ public:
                  std::vector<std::string> allowed = {})
     {
         const std::string shown = allowed.empty() ? metavar : join(allowed, "|");
-        return add(name, shown, help, target, true,
+        return add(name,
+                   shown,
+                   help,
+                   target,
+                   true,
                    [&target, name, allowed](const std::string& v) {
                        if (!allowed.empty())
                            check_in(name, { v }, allowed);
@@ -193,7 +211,11 @@ public:
                   const std::string& help,
                   std::vector<std::string> allowed = {})
     {
-        return add(name, metavar, help, join(target, ","), true,
+        return add(name,
+                   metavar,
+                   help,
+                   join(target, ","),
+                   true,
                    [&target, name, allowed](const std::string& v) {
                        const auto w = split(v);
                        if (allowed.empty()) {
@@ -202,6 +224,30 @@ public:
                        } else
                            check_in(name, w, allowed);
                        target = w;
+                   });
+    }
+
+    //! A comma list of antenna configurations NTXxNRX (n_tx 1, 2 or 4; n_rx 1..8).
+    parser& configs(const std::string& name,
+                    std::vector<std::pair<int, int>>& target,
+                    const std::string& help)
+    {
+        std::vector<std::string> d;
+        for (const auto& c : target)
+            d.push_back(std::to_string(c.first) + "x" + std::to_string(c.second));
+        return add(name,
+                   "LIST",
+                   help,
+                   join(d, ","),
+                   true,
+                   [&target, name](const std::string& v) {
+                       auto c = parse_configs(name, v);
+                       for (const auto& x : c)
+                           if ((x.first != 1 && x.first != 2 && x.first != 4) ||
+                               x.second < 1 || x.second > 8)
+                               throw std::invalid_argument(
+                                   name + ": n_tx 1, 2 or 4 and n_rx 1..8");
+                       target = std::move(c);
                    });
     }
 
@@ -233,10 +279,12 @@ public:
                 print_help(std::cout);
                 return false;
             }
-            const auto it = std::find_if(
-                d_opts.begin(), d_opts.end(), [&](const option& o) { return o.name == a; });
+            const auto it = std::find_if(d_opts.begin(),
+                                         d_opts.end(),
+                                         [&](const option& o) { return o.name == a; });
             if (it == d_opts.end())
-                throw std::invalid_argument("unknown option " + a + " (--help for usage)");
+                throw std::invalid_argument("unknown option " + a +
+                                            " (--help for usage)");
             if (!it->takes_value) {
                 it->set("");
                 continue;
@@ -299,7 +347,8 @@ private:
         for (const auto& o : d_opts)
             if (o.name == name)
                 throw std::logic_error("bench_cli: option " + name + " declared twice");
-        d_opts.push_back({ name, metavar, help, shown_default, takes_value, std::move(set) });
+        d_opts.push_back(
+            { name, metavar, help, shown_default, takes_value, std::move(set) });
         return *this;
     }
 
@@ -327,6 +376,18 @@ private:
     std::string d_program, d_summary, d_epilog;
     std::vector<option> d_opts;
 };
+
+//! The options of the benchmarks of one core stage: --bandwidth LIST (MHz) and --config
+//! LIST (antennas).
+inline parser& stage_options(parser& p,
+                             std::vector<double>& bandwidths,
+                             std::vector<std::pair<int, int>>& configs)
+{
+    return p
+        .numbers(
+            "--bandwidth", bandwidths, "LIST", "MHz, from 1.4, 3, 5, 10, 15, 20", 1.4, 20)
+        .configs("--config", configs, "NTXxNRX, n_tx 1/2/4, n_rx 1..8");
+}
 
 } // namespace bench_cli
 

@@ -33,8 +33,7 @@ void declare(bench_cli::parser& p, options& o)
     p.number("--bandwidth", o.bandwidth, "MHZ", "1.4, 3, 5, 10, 15 or 20", 1.4, 20)
         .numbers("--ntx", o.n_tx, "LIST", "transmit antennas: 1, 2, 4", 1, 4)
         .number("--nrx", o.n_rx, "N", "receive antennas, n_tx..8 (0: = n_tx)", 0, 8)
-        .words(
-            "--mod", o.mods, "LIST", "qpsk, 16qam, 64qam", { "qpsk", "16qam", "64qam" })
+        .words("--mod", o.mods, "LIST", "qpsk, 16qam, 64qam", bench_cli::k_modulations)
         .words("--detectors",
                o.detectors,
                "LIST",

@@ -19,9 +19,9 @@
 #include <gnuradio/sync_block.h>
 #include <memory>
 #include <pmt/pmt.h>
-#include <sys/prctl.h>
 #include <stdexcept>
 #include <string>
+#include <sys/prctl.h>
 #include <thread>
 #include <vector>
 
