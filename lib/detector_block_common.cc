@@ -6,6 +6,7 @@
  */
 
 #include "detector_block_common.h"
+#include "core/tuning.h"
 #include <gnuradio/logger.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <algorithm>
@@ -181,12 +182,7 @@ void route_core_log()
 
 int env_override(const char* name, int lo, int hi, int fallback)
 {
-    if (const char* env = std::getenv(name)) {
-        const int n = std::atoi(env);
-        if (n >= lo && n <= hi)
-            return n;
-    }
-    return fallback;
+    return core::tuning::integer(name, lo, hi, fallback);
 }
 
 // 0 -> min(hardware threads, pairs, 4): the pairs bound the LS phase's parallelism, and
@@ -213,10 +209,11 @@ int estimator_threads(const std::string& block, int threads, int n_tx, int n_rx)
 
 int gpu_lanes(bool deadline)
 {
-    return env_override("MIMODET_GPU_LANES", 1, 4, deadline ? 1 : 2);
+    const int n = core::tuning::gpu_lanes();
+    return n ? n : deadline ? 1 : 2;
 }
 
-int receiver_gpu_lanes() { return env_override("MIMODET_GPU_LANES", 1, 4, 2); }
+int receiver_gpu_lanes() { return gpu_lanes(false); }
 
 long output_buffer_items(size_t items_per_slot, size_t slots_per_call)
 {
