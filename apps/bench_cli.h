@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -376,6 +377,22 @@ private:
     std::string d_program, d_summary, d_epilog;
     std::vector<option> d_opts;
 };
+
+//! main()'s handling of its command line: runs parse() (false after --help) and gives
+//! nullopt to go on, else the exit status: 0 after --help, 2 after a bad command line,
+//! whose message goes to stderr after the program's name.
+template <typename F>
+std::optional<int> command_line(const char* program, F parse)
+{
+    try {
+        if (parse())
+            return std::nullopt;
+        return 0;
+    } catch (const std::exception& e) {
+        std::cerr << program << ": " << e.what() << " (--help for usage)\n";
+        return 2;
+    }
+}
 
 //! The options of the benchmarks of one core stage: --bandwidth LIST (MHz) and --config
 //! LIST (antennas).

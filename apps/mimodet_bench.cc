@@ -252,13 +252,9 @@ void measure_latency(
 int main(int argc, char** argv)
 {
     options o;
-    try {
-        if (!parse(argc, argv, o))
-            return 0;
-    } catch (const std::exception& e) {
-        std::cerr << "mimodet_bench: " << e.what() << "\n";
-        return 2;
-    }
+    if (const auto status = bench_cli::command_line("mimodet_bench",
+                                                    [&] { return parse(argc, argv, o); }))
+        return *status;
     std::ofstream csv;
     if (!o.csv.empty()) {
         csv.open(o.csv);

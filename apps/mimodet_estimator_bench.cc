@@ -175,13 +175,9 @@ slot_set make_slots(const lte_numerology& num, int n_tx, int n_rx, int n, double
 int main(int argc, char** argv)
 {
     options o;
-    try {
-        if (!parse(argc, argv, o))
-            return 0;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "mimodet_estimator_bench: %s\n", e.what());
-        return 2;
-    }
+    if (const auto status = bench_cli::command_line("mimodet_estimator_bench",
+                                                    [&] { return parse(argc, argv, o); }))
+        return *status;
     std::ofstream csv;
     if (!o.csv.empty()) {
         csv.open(o.csv);

@@ -85,7 +85,7 @@ int main(int argc, char** argv)
     std::string mod_name = "16qam", backend = "cuda";
     double snr = 20;
     std::vector<int> exp_values = { 1, 2, 4, 8, 16, 32 };
-    try {
+    const auto status = bench_cli::command_line("mimodet_psd_search", [&] {
         bench_cli::parser p(
             "mimodet_psd_search",
             "Searches PSD parameter sets (lvl, exp) for speed at exact ML.");
@@ -112,12 +112,10 @@ int main(int argc, char** argv)
                     "GPU kernel time per timed set",
                     1e-4,
                     600);
-        if (!p.parse(argc, argv))
-            return 0;
-    } catch (const std::exception& e) {
-        std::cerr << "mimodet_psd_search: " << e.what() << "\n";
-        return 2;
-    }
+        return p.parse(argc, argv);
+    });
+    if (status)
+        return *status;
     const modulation mod = parse_modulation(mod_name);
     const int n_mat = subcarriers * slots;
     const auto pool = make_batch(n_tx, n_tx, mod, n_mat, n_sym, snr, snr, 7);

@@ -245,13 +245,9 @@ double mean(const std::vector<double>& v)
 int main(int argc, char** argv)
 {
     options o;
-    try {
-        if (!parse(argc, argv, o))
-            return 0;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "mimodet_sync_bench: %s\n", e.what());
-        return 2;
-    }
+    if (const auto status = bench_cli::command_line("mimodet_sync_bench",
+                                                    [&] { return parse(argc, argv, o); }))
+        return *status;
     std::ofstream csv, dump;
     if (!o.csv.empty()) {
         csv.open(o.csv);

@@ -48,10 +48,35 @@ std::vector<double> sub_window_p99s(const std::vector<slot_meter::slot_times>& s
     return p99s;
 }
 
+namespace {
+constexpr int k_linear_bins = 10000; // 1 us each, to 10 ms
+constexpr double k_linear_ms = 10;
+constexpr double k_ratio = 1.001; // above: each bin 0.1 % wider than the one before
+const int k_log_bins = static_cast<int>(std::ceil(std::log(1e5) / std::log(k_ratio)));
+} // namespace
+
+latency_histogram::latency_histogram() : d_bins(k_linear_bins + k_log_bins + 1, 0) {}
+
+int latency_histogram::bin(double ms)
+{
+    if (!(ms >= 0))
+        return 0;
+    if (ms < k_linear_ms)
+        return static_cast<int>(ms * 1e3);
+    const int b = static_cast<int>(std::log(ms / k_linear_ms) / std::log(k_ratio));
+    return k_linear_bins + std::min(b, k_log_bins); // the last bin: all beyond
+}
+
+double latency_histogram::upper_edge(int b)
+{
+    if (b < k_linear_bins)
+        return (b + 1) * 1e-3;
+    return k_linear_ms * std::pow(k_ratio, b - k_linear_bins + 1);
+}
+
 void latency_histogram::add(double ms)
 {
-    const double us = std::max(0.0, ms * 1e3);
-    d_bins[us >= k_bins ? k_bins : static_cast<int>(us)]++;
+    d_bins[bin(ms)]++;
     d_max = d_n ? std::max(d_max, ms) : ms;
     ++d_n;
 }
@@ -63,10 +88,10 @@ double latency_histogram::percentile(double p) const
     const uint64_t rank = std::max<uint64_t>(
         1, std::min<uint64_t>(d_n, static_cast<uint64_t>(std::ceil(p * d_n))));
     uint64_t seen = 0;
-    for (int b = 0; b < k_bins; ++b) {
+    for (size_t b = 0; b < d_bins.size(); ++b) {
         seen += d_bins[b];
         if (seen >= rank)
-            return std::min(d_max, (b + 1) * 1e-3);
+            return std::min(d_max, upper_edge(static_cast<int>(b)));
     }
     return d_max;
 }
@@ -74,7 +99,7 @@ double latency_histogram::percentile(double p) const
 uint64_t latency_histogram::above(double ms) const
 {
     uint64_t n = 0;
-    for (int b = std::max(0, static_cast<int>(ms * 1e3)); b <= k_bins; ++b)
+    for (size_t b = static_cast<size_t>(bin(ms)); b < d_bins.size(); ++b)
         n += d_bins[b];
     return n;
 }

@@ -45,6 +45,7 @@
 // machine (scheduler statistics, the machine probe, CPU time, memory), soak
 // (--sample-every), report (the table and the CSV).
 
+#include "../bench_cli.h"
 #include "options.h"
 #include "report.h"
 #include "run.h"
@@ -67,13 +68,9 @@ using namespace fg_bench;
 int main(int argc, char** argv)
 {
     options o;
-    try {
-        if (!parse(argc, argv, o))
-            return 0;
-    } catch (const std::exception& e) {
-        std::cerr << "mimodet_flowgraph_bench: " << e.what() << " (--help for usage)\n";
-        return 2;
-    }
+    if (const auto status = bench_cli::command_line("mimodet_flowgraph_bench",
+                                                    [&] { return parse(argc, argv, o); }))
+        return *status;
     if (!o.trace.empty()) {
         // The trace files are written after each run: refuse a prefix whose folder is not
         // there before spending minutes on runs whose traces would be lost.
