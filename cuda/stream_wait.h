@@ -25,10 +25,7 @@ namespace mimodet {
 namespace core {
 
 //! True where MIMODET_GPU_WAIT=block.
-inline bool gpu_wait_blocks()
-{
-    return tuning::gpu_wait_blocks();
-}
+inline bool gpu_wait_blocks() { return tuning::gpu_wait_blocks(); }
 
 //! Waits for everything enqueued on a stream so far, polling or sleeping as above.
 class stream_waiter
