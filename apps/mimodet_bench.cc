@@ -35,8 +35,6 @@ using namespace gr::mimodet;
 
 namespace {
 
-using bench_cli::split;
-
 struct options {
     std::vector<std::string> detectors = { "zf", "mmse", "fsd", "sfsd", "mtt", "psd" };
     std::vector<int> n_tx = { 4 };
@@ -61,103 +59,72 @@ struct options {
 // LTE 20 MHz: 1200 subcarriers x 14 symbols per 1 ms subframe.
 constexpr double k_lte20_vectors_per_s = 1200.0 * 14000.0;
 
-template <typename T>
-std::vector<T> split_num(const std::string& s)
+bool parse(int argc, char** argv, options& o)
 {
-    std::vector<T> out;
-    for (const auto& x : split(s))
-        out.push_back(static_cast<T>(std::stod(x)));
-    return out;
-}
-
-void usage()
-{
-    std::cout
-        << "usage: mimodet_bench [options]\n"
-           "  --detectors LIST   comma list of ml,zf,mmse,psd,fsd,sfsd,mtt "
-           "(default zf,mmse,fsd,sfsd,mtt,psd)\n"
-           "  --ntx LIST         transmit antennas (default 4)\n"
-           "  --nrx N            receive antennas (default = n_tx)\n"
-           "  --mod LIST         qpsk,16qam,64qam (default 16qam,64qam)\n"
-           "  --snr LIST         SNR in dB (default 10,20)\n"
-           "  --threads LIST     CPU threads (default 1)\n"
-           "  --backend LIST     cpu, cuda, auto (default cpu); several compare them in "
-           "one run\n"
-           "  --psd-preset P     default (the backend's own), se (depth-first "
-           "Schnorr-Euchner search on a sorted QR), table5 (the paper's Algorithm 3 with its "
-           "Table 5 set, plain QR) or h100-alg3 (Algorithm 3 with the set tuned on an H100)\n"
-           "  --nsym N           symbols sharing one channel matrix (default 7)\n"
-           "  --seconds S        minimum timed seconds per measurement (default 1)\n"
-           "  --pool N           random matrices generated per configuration (default "
-           "4096)\n"
-           "  --subcarriers LIST slot mode: Nc subcarriers per slot (e.g. "
-           "150,300,600,900,1200), 7 symbols per slot\n"
-           "  --slots N          slots per call in slot mode (default 20)\n"
-           "  --latency-calls N  one-slot calls timed for the latency (default 200)\n"
-           "  --deadline-us LIST psd search budgets per detect call in us (default 0: "
-           "exact); rows with a budget also give the fraction of truncated vectors and "
-           "the bit differences from the exact psd's decisions\n"
-           "  --csv FILE         write CSV rows to FILE\n"
-           "  --seed N           random seed (default 1)\n";
-}
-
-options parse(int argc, char** argv)
-{
-    options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto next = [&] { return bench_cli::value_after(a, argc, argv, i); };
-        if (a == "--detectors")
-            o.detectors = split(next());
-        else if (a == "--ntx")
-            o.n_tx = split_num<int>(next());
-        else if (a == "--nrx")
-            o.n_rx = std::stoi(next());
-        else if (a == "--mod")
-            o.mods = split(next());
-        else if (a == "--snr")
-            o.snrs = split_num<double>(next());
-        else if (a == "--threads")
-            o.threads = split_num<int>(next());
-        else if (a == "--backend")
-            o.backends = split(next());
-        else if (a == "--psd-preset")
-            o.psd_preset = next();
-        else if (a == "--nsym")
-            o.n_sym = std::stoi(next());
-        else if (a == "--seconds")
-            o.min_seconds = std::stod(next());
-        else if (a == "--pool")
-            o.pool_matrices = std::stoi(next());
-        else if (a == "--csv")
-            o.csv = next();
-        else if (a == "--subcarriers")
-            o.subcarriers = split_num<int>(next());
-        else if (a == "--slots")
-            o.slots = std::stoi(next());
-        else if (a == "--latency-calls")
-            o.latency_calls = std::stoi(next());
-        else if (a == "--deadline-us")
-            o.deadlines = split_num<double>(next());
-        else if (a == "--seed")
-            o.seed = std::stoull(next());
-        else if (a == "-h" || a == "--help") {
-            usage();
-            std::exit(0);
-        } else
-            throw std::invalid_argument("unknown option " + a);
-    }
-    if (o.n_sym < 1 || o.pool_matrices < 1 || o.min_seconds <= 0)
-        throw std::invalid_argument("--nsym, --pool and --seconds must be positive");
-    if (o.slots < 1 || o.latency_calls < 1)
-        throw std::invalid_argument("--slots and --latency-calls must be positive");
-    for (int nc : o.subcarriers)
-        if (nc < 1)
-            throw std::invalid_argument("--subcarriers must be positive");
-    if (o.psd_preset != "default" && o.psd_preset != "se" && o.psd_preset != "table5" &&
-        o.psd_preset != "h100-alg3")
-        throw std::invalid_argument("--psd-preset must be default, se, table5 or h100-alg3");
-    return o;
+    bench_cli::parser p("mimodet_bench",
+                        "Detector throughput on random channel matrices.");
+    const std::vector<std::string> algs = algorithms();
+    p.words("--detectors",
+            o.detectors,
+            "LIST",
+            "comma list of " + bench_cli::join(algs, ","),
+            algs)
+        .numbers("--ntx", o.n_tx, "LIST", "transmit antennas", 1, 8)
+        .number("--nrx", o.n_rx, "N", "receive antennas (0: = n_tx)", 0, 16)
+        .words("--mod", o.mods, "LIST", "qpsk,16qam,64qam", bench_cli::k_modulations)
+        .numbers("--snr", o.snrs, "LIST", "SNR in dB", -20, 100)
+        .numbers("--threads", o.threads, "LIST", "CPU threads", 1, 4096)
+        .words("--backend",
+               o.backends,
+               "LIST",
+               "cpu, cuda, auto; several compare them in one run",
+               { "cpu", "cuda", "auto" })
+        .text("--psd-preset",
+              o.psd_preset,
+              "P",
+              "default (the backend's own), se (depth-first\n"
+              "Schnorr-Euchner search on a sorted QR), table5 (the paper's\n"
+              "Algorithm 3 with its Table 5 set, plain QR) or h100-alg3\n"
+              "(Algorithm 3 with the set tuned on an H100)",
+              { "default", "se", "table5", "h100-alg3" })
+        .number("--nsym", o.n_sym, "N", "symbols sharing one channel matrix", 1, 1e6)
+        .number("--seconds",
+                o.min_seconds,
+                "S",
+                "minimum timed seconds per measurement",
+                1e-3,
+                3600)
+        .number("--pool",
+                o.pool_matrices,
+                "N",
+                "random matrices generated per configuration",
+                1,
+                1e8)
+        .numbers("--subcarriers",
+                 o.subcarriers,
+                 "LIST",
+                 "slot mode: Nc subcarriers per slot (e.g.\n"
+                 "150,300,600,900,1200), 7 symbols per slot",
+                 1,
+                 1e6)
+        .number("--slots", o.slots, "N", "slots per call in slot mode", 1, 1e6)
+        .number("--latency-calls",
+                o.latency_calls,
+                "N",
+                "one-slot calls timed for the latency",
+                1,
+                1e8)
+        .numbers("--deadline-us",
+                 o.deadlines,
+                 "LIST",
+                 "psd search budgets per detect call in us (0:\n"
+                 "exact); rows with a budget also give the fraction of truncated\n"
+                 "vectors and the bit differences from the exact psd's decisions",
+                 0,
+                 1e9)
+        .text("--csv", o.csv, "FILE", "write CSV rows to FILE")
+        .number("--seed", o.seed, "N", "random seed", 0, 9e15);
+    return p.parse(argc, argv);
 }
 
 struct result {
@@ -285,13 +252,9 @@ void measure_latency(
 int main(int argc, char** argv)
 {
     options o;
-    try {
-        o = parse(argc, argv);
-    } catch (const std::exception& e) {
-        std::cerr << "mimodet_bench: " << e.what() << "\n";
-        usage();
-        return 2;
-    }
+    if (const auto status = bench_cli::command_line("mimodet_bench",
+                                                    [&] { return parse(argc, argv, o); }))
+        return *status;
     std::ofstream csv;
     if (!o.csv.empty()) {
         csv.open(o.csv);
@@ -301,7 +264,8 @@ int main(int argc, char** argv)
         }
         csv << "detector,backend,n_tx,n_rx,modulation,snr_db,threads,n_sym,vectors,"
                "seconds,"
-               "vectors_per_s,mbit_per_s,ber,nodes_mean,nodes_p99,nodes_max,expanded_mean,psd_"
+               "vectors_per_s,mbit_per_s,ber,nodes_mean,nodes_p99,nodes_max,expanded_"
+               "mean,psd_"
                "preset,"
                "subcarriers,slots,kernel_vectors_per_s,kernel_mbit_per_s,latency_p50_ms,"
                "latency_p99_ms,latency_max_ms,lte20_carriers,deadline_us,truncated_frac,"
@@ -310,28 +274,28 @@ int main(int argc, char** argv)
     const bool slot_mode = !o.subcarriers.empty();
     // Without --subcarriers: one run over a pool of --pool random matrices.
     const std::vector<int> ncs = slot_mode ? o.subcarriers : std::vector<int>{ 0 };
-    std::printf(
-        "%-6s %-4s %-5s %-6s %5s %3s %5s %12s %10s %10s %9s %9s %10s %10s %8s %8s %6s %8s %7s %10s\n",
-        "det",
-        "bk",
-        "ant",
-        "mod",
-        "snr",
-        "thr",
-        "Nc",
-        "vectors/s",
-        "Mbit/s",
-        "BER",
-        "nodes",
-        "nodes_p99",
-        "nodes_max",
-        "kern_Mb/s",
-        "p50_ms",
-        "p99_ms",
-        "LTE20",
-        "dl_us",
-        "trunc",
-        "BER_exact");
+    std::printf("%-6s %-4s %-5s %-6s %5s %3s %5s %12s %10s %10s %9s %9s %10s %10s %8s "
+                "%8s %6s %8s %7s %10s\n",
+                "det",
+                "bk",
+                "ant",
+                "mod",
+                "snr",
+                "thr",
+                "Nc",
+                "vectors/s",
+                "Mbit/s",
+                "BER",
+                "nodes",
+                "nodes_p99",
+                "nodes_max",
+                "kern_Mb/s",
+                "p50_ms",
+                "p99_ms",
+                "LTE20",
+                "dl_us",
+                "trunc",
+                "BER_exact");
     for (int nt : o.n_tx)
         for (const auto& mod_name : o.mods) {
             const modulation mod = parse_modulation(mod_name);
@@ -346,108 +310,118 @@ int main(int argc, char** argv)
                         for (const auto& backend : o.backends)
                             for (int th :
                                  backend == "cpu" ? o.threads : std::vector<int>{ 0 })
-                            for (double dl : alg == "psd" ? o.deadlines
-                                                          : std::vector<double>{ 0 }) {
-                                detector_config cfg;
-                                cfg.algorithm = alg;
-                                cfg.n_tx = nt;
-                                cfg.n_rx = nr;
-                                cfg.mod = mod;
-                                cfg.backend = backend;
-                                cfg.threads = th;
-                                if (alg == "psd" && o.psd_preset != "default") {
-                                    // A named set by value: the depth-first search, or the
-                                    // paper's Algorithm 3 with a Table 5 or H100 set.
-                                    const int omega = constellation::get(mod).pam_order();
-                                    const auto p = o.psd_preset == "se"
-                                                       ? core::psd_cpu_tuned(nt)
-                                                   : o.psd_preset == "table5"
-                                                       ? core::psd_preset(nt, omega)
-                                                       : core::psd_gpu_preset(nt, omega);
-                                    cfg.psd_lvl = p.lvl;
-                                    cfg.psd_exp = p.exp;
-                                }
-                                detector::sptr det;
-                                std::vector<uint8_t> exact;
-                                try {
-                                    if (dl > 0) {
-                                        // The same psd without a deadline: reference
-                                        // decisions for the bits the budget changed.
-                                        exact.resize(pool.bits.size());
-                                        detector::make(cfg)->detect_bits(pool.H.data(),
-                                                                         pool.y.data(),
-                                                                         pool.n_mat,
-                                                                         pool.n_sym,
-                                                                         pool.noise_var.data(),
-                                                                         exact.data());
+                                for (double dl : alg == "psd"
+                                                     ? o.deadlines
+                                                     : std::vector<double>{ 0 }) {
+                                    detector_config cfg;
+                                    cfg.algorithm = alg;
+                                    cfg.n_tx = nt;
+                                    cfg.n_rx = nr;
+                                    cfg.mod = mod;
+                                    cfg.backend = backend;
+                                    cfg.threads = th;
+                                    if (alg == "psd" && o.psd_preset != "default") {
+                                        // A named set by value: the depth-first search,
+                                        // or the paper's Algorithm 3 with a Table 5 or
+                                        // H100 set.
+                                        const int omega =
+                                            constellation::get(mod).pam_order();
+                                        const auto p =
+                                            o.psd_preset == "se" ? core::psd_cpu_tuned(nt)
+                                            : o.psd_preset == "table5"
+                                                ? core::psd_preset(nt, omega)
+                                                : core::psd_gpu_preset(nt, omega);
+                                        cfg.psd_lvl = p.lvl;
+                                        cfg.psd_exp = p.exp;
                                     }
-                                    cfg.psd_deadline_us = dl;
-                                    det = detector::make(cfg);
-                                } catch (const std::exception& e) {
+                                    detector::sptr det;
+                                    std::vector<uint8_t> exact;
+                                    try {
+                                        if (dl > 0) {
+                                            // The same psd without a deadline: reference
+                                            // decisions for the bits the budget changed.
+                                            exact.resize(pool.bits.size());
+                                            detector::make(cfg)->detect_bits(
+                                                pool.H.data(),
+                                                pool.y.data(),
+                                                pool.n_mat,
+                                                pool.n_sym,
+                                                pool.noise_var.data(),
+                                                exact.data());
+                                        }
+                                        cfg.psd_deadline_us = dl;
+                                        det = detector::make(cfg);
+                                    } catch (const std::exception& e) {
+                                        std::printf(
+                                            "%-6s skipped: %s\n", alg.c_str(), e.what());
+                                        continue;
+                                    }
+                                    result r = measure(
+                                        *det, pool, o.min_seconds, slot_mode, exact);
+                                    if (slot_mode)
+                                        measure_latency(
+                                            *det, pool, nc, o.latency_calls, r);
+                                    const int nb = det->bits_per_vector();
+                                    const double vps = r.vectors / r.seconds;
+                                    const double mbps = vps * nb / 1e6;
+                                    const double ber =
+                                        r.bits ? double(r.bit_errors) / r.bits : 0.0;
+                                    const double kvps =
+                                        r.kernel_seconds_per_batch > 0
+                                            ? double(n_mat) * n_sym /
+                                                  r.kernel_seconds_per_batch
+                                            : 0.0;
+                                    const double carriers = vps / k_lte20_vectors_per_s;
+                                    const double trunc_frac =
+                                        r.vectors ? double(r.truncated) / r.vectors : 0.0;
+                                    const double ber_exact =
+                                        dl > 0 && r.bits ? double(r.exact_diffs) / r.bits
+                                                         : 0.0;
+                                    char ant[16];
+                                    std::snprintf(ant, sizeof ant, "%dx%d", nt, nr);
                                     std::printf(
-                                        "%-6s skipped: %s\n", alg.c_str(), e.what());
-                                    continue;
+                                        "%-6s %-4s %-5s %-6s %5.1f %3d %5d %12.0f %10.2f "
+                                        "%10.3e %9.1f %9.0f %10.0f %10.1f %8.3f %8.3f "
+                                        "%6.2f %8.0f %7.4f "
+                                        "%10.3e\n",
+                                        alg.c_str(),
+                                        det->backend().c_str(),
+                                        ant,
+                                        mod_name.c_str(),
+                                        snr,
+                                        th,
+                                        nc,
+                                        vps,
+                                        mbps,
+                                        ber,
+                                        r.nodes_mean,
+                                        r.nodes_p99,
+                                        r.nodes_max,
+                                        kvps * nb / 1e6,
+                                        r.lat_p50 * 1e3,
+                                        r.lat_p99 * 1e3,
+                                        carriers,
+                                        dl,
+                                        trunc_frac,
+                                        ber_exact);
+                                    std::fflush(stdout);
+                                    if (csv)
+                                        csv << alg << ',' << det->backend() << ',' << nt
+                                            << ',' << nr << ',' << mod_name << ',' << snr
+                                            << ',' << th << ',' << n_sym << ','
+                                            << r.vectors << ',' << r.seconds << ',' << vps
+                                            << ',' << mbps << ',' << ber << ','
+                                            << r.nodes_mean << ',' << r.nodes_p99 << ','
+                                            << r.nodes_max << ',' << r.expanded_mean
+                                            << ',' << (alg == "psd" ? o.psd_preset : "")
+                                            << ',' << nc << ','
+                                            << (slot_mode ? o.slots : 0) << ',' << kvps
+                                            << ',' << kvps * nb / 1e6 << ','
+                                            << r.lat_p50 * 1e3 << ',' << r.lat_p99 * 1e3
+                                            << ',' << r.lat_max * 1e3 << ',' << carriers
+                                            << ',' << dl << ',' << trunc_frac << ','
+                                            << ber_exact << '\n';
                                 }
-                                result r =
-                                    measure(*det, pool, o.min_seconds, slot_mode, exact);
-                                if (slot_mode)
-                                    measure_latency(*det, pool, nc, o.latency_calls, r);
-                                const int nb = det->bits_per_vector();
-                                const double vps = r.vectors / r.seconds;
-                                const double mbps = vps * nb / 1e6;
-                                const double ber =
-                                    r.bits ? double(r.bit_errors) / r.bits : 0.0;
-                                const double kvps = r.kernel_seconds_per_batch > 0
-                                                        ? double(n_mat) * n_sym /
-                                                              r.kernel_seconds_per_batch
-                                                        : 0.0;
-                                const double carriers = vps / k_lte20_vectors_per_s;
-                                const double trunc_frac =
-                                    r.vectors ? double(r.truncated) / r.vectors : 0.0;
-                                const double ber_exact =
-                                    dl > 0 && r.bits ? double(r.exact_diffs) / r.bits : 0.0;
-                                char ant[16];
-                                std::snprintf(ant, sizeof ant, "%dx%d", nt, nr);
-                                std::printf(
-                                    "%-6s %-4s %-5s %-6s %5.1f %3d %5d %12.0f %10.2f "
-                                    "%10.3e %9.1f %9.0f %10.0f %10.1f %8.3f %8.3f %6.2f %8.0f %7.4f "
-                                    "%10.3e\n",
-                                    alg.c_str(),
-                                    det->backend().c_str(),
-                                    ant,
-                                    mod_name.c_str(),
-                                    snr,
-                                    th,
-                                    nc,
-                                    vps,
-                                    mbps,
-                                    ber,
-                                    r.nodes_mean,
-                                    r.nodes_p99,
-                                    r.nodes_max,
-                                    kvps * nb / 1e6,
-                                    r.lat_p50 * 1e3,
-                                    r.lat_p99 * 1e3,
-                                    carriers,
-                                    dl,
-                                    trunc_frac,
-                                    ber_exact);
-                                std::fflush(stdout);
-                                if (csv)
-                                    csv << alg << ',' << det->backend() << ',' << nt
-                                        << ',' << nr << ',' << mod_name << ',' << snr
-                                        << ',' << th << ',' << n_sym << ',' << r.vectors
-                                        << ',' << r.seconds << ',' << vps << ',' << mbps
-                                        << ',' << ber << ',' << r.nodes_mean << ','
-                                        << r.nodes_p99 << ',' << r.nodes_max << ',' << r.expanded_mean << ','
-                                        << (alg == "psd" ? o.psd_preset : "") << ',' << nc
-                                        << ',' << (slot_mode ? o.slots : 0) << ',' << kvps
-                                        << ',' << kvps * nb / 1e6 << ','
-                                        << r.lat_p50 * 1e3 << ',' << r.lat_p99 * 1e3
-                                        << ',' << r.lat_max * 1e3 << ',' << carriers
-                                        << ',' << dl << ',' << trunc_frac << ','
-                                        << ber_exact << '\n';
-                            }
                 }
         }
     return 0;

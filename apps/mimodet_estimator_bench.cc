@@ -17,16 +17,15 @@
 // With --period-us P the calls start every P us, the thread sleeping in between, as the
 // channel_estimator block idles between slots in a real-time flowgraph (500: 2000
 // slots/s); the pool's workers then sleep between calls too, so their wake-up is timed.
-// The H and noise_var of every thread count are checked against one thread's, bit for bit.
+// The H and noise_var of every thread count are checked against one thread's, bit for
+// bit.
 // --gpu 1 adds a row per configuration for the GPU version (backend cuda of the block:
 // cuda/channel_estimation_cuda.cu), checked against the first thread count's results
 // within float rounding (its largest relative difference in H is printed).
 
 #include "backend.h"
-#include "channel_estimation.h"
 #include "bench_cli.h"
-#include <gnuradio/mimodet/detector.h>
-#include <gnuradio/mimodet/lte_grid.h>
+#include "channel_estimation.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -34,6 +33,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <gnuradio/mimodet/detector.h>
+#include <gnuradio/mimodet/lte_grid.h>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -53,90 +54,55 @@ using bench_cli::percentile;
 struct options {
     std::vector<double> bandwidths = { 1.4, 5, 20 };
     std::vector<std::pair<int, int>> configs = { { 2, 2 }, { 4, 4 } }; // n_tx, n_rx
-    std::vector<int> threads;                                          // empty: 1, 2, 4, .. hw
+    std::vector<int> threads; // empty: 1, 2, 4, .. hw
     double snr_db = 20;
     int slots = 40;
     double seconds = 1;
     double period_us = 0; // 0: back to back
-    bool gpu = false;     // a row for the GPU version too
+    int gpu = 0;          // 1: a row for the GPU version too
     std::string csv;
 };
 
-void usage()
+bool parse(int argc, char** argv, options& o)
 {
-    std::printf(
-        "mimodet_estimator_bench: time per slot of the channel estimator core\n"
-        "  --bandwidth LIST  MHz, from 1.4, 3, 5, 10, 15, 20 (default 1.4,5,20)\n"
-        "  --config LIST     NTXxNRX, n_tx 1/2/4, n_rx 1..8 (default 2x2,4x4)\n"
-        "  --threads LIST    threads per slot (default 1, 2, 4, ... up to the CPU threads,\n"
-        "                    and the CPU threads)\n"
-        "  --snr DB          SNR n_tx / noise_var (default 20)\n"
-        "  --slots N         distinct random slots, cycled (default 40)\n"
-        "  --seconds S       timed per configuration and thread count (default 1)\n"
-        "  --period-us P     start a call every P us, sleeping in between (default 0:\n"
-        "                    back to back; 500 is a slot's time at 2000 slots/s)\n"
-        "  --gpu 0|1         also time the GPU version (default 0)\n"
-        "  --csv FILE        also write the rows as CSV\n");
-}
-
-options parse(int argc, char** argv)
-{
-    options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "-h" || a == "--help") {
-            usage();
-            std::exit(0);
-        }
-        if (i + 1 >= argc)
-            throw std::invalid_argument(a + " needs a value (--help)");
-        const std::string v = argv[++i];
-        if (a == "--bandwidth") {
-            o.bandwidths.clear();
-            for (const auto& x : bench_cli::split(v))
-                o.bandwidths.push_back(std::stod(x));
-        } else if (a == "--config") {
-            o.configs = bench_cli::parse_configs(v);
-        } else if (a == "--threads") {
-            o.threads.clear();
-            for (const auto& x : bench_cli::split(v))
-                o.threads.push_back(std::stoi(x));
-        } else if (a == "--snr")
-            o.snr_db = std::stod(v);
-        else if (a == "--slots")
-            o.slots = std::stoi(v);
-        else if (a == "--seconds")
-            o.seconds = std::stod(v);
-        else if (a == "--period-us")
-            o.period_us = std::stod(v);
-        else if (a == "--gpu")
-            o.gpu = bench_cli::to_int(a, v) != 0;
-        else if (a == "--csv")
-            o.csv = v;
-        else
-            throw std::invalid_argument("unknown option " + a + " (--help)");
-    }
+    bench_cli::parser p("mimodet_estimator_bench",
+                        "Time per slot of the channel estimator core.");
+    bench_cli::stage_options(p, o.bandwidths, o.configs)
+        .numbers("--threads",
+                 o.threads,
+                 "LIST",
+                 "threads per slot (default 1, 2, 4, ... up to the CPU threads,\n"
+                 "and the CPU threads)",
+                 1,
+                 256)
+        .number("--snr", o.snr_db, "DB", "SNR n_tx / noise_var", -20, 100)
+        .number("--slots", o.slots, "N", "distinct random slots, cycled", 1, 2000)
+        .number("--seconds",
+                o.seconds,
+                "S",
+                "timed per configuration and thread count",
+                1e-3,
+                600)
+        .number("--period-us",
+                o.period_us,
+                "P",
+                "start a call every P us, sleeping in between (0:\n"
+                "back to back; 500 is a slot's time at 2000 slots/s)",
+                0,
+                1e6)
+        .number("--gpu", o.gpu, "0|1", "also time the GPU version", 0, 1)
+        .text("--csv", o.csv, "FILE", "also write the rows as CSV");
+    if (!p.parse(argc, argv))
+        return false;
     for (double b : o.bandwidths)
         lte_numerology::from_bandwidth(b); // throws for anything else
-    for (const auto& c : o.configs)
-        if ((c.first != 1 && c.first != 2 && c.first != 4) || c.second < 1 || c.second > 8)
-            throw std::invalid_argument("--config: n_tx 1, 2 or 4 and n_rx 1..8");
-    for (int t : o.threads)
-        if (t < 1 || t > 256)
-            throw std::invalid_argument("--threads: values must be 1..256");
-    if (o.slots < 1 || o.slots > 2000)
-        throw std::invalid_argument("--slots must be 1..2000");
-    if (!(o.seconds > 0 && o.seconds <= 600))
-        throw std::invalid_argument("--seconds must be in (0, 600]");
-    if (!(o.period_us >= 0 && o.period_us <= 1e6))
-        throw std::invalid_argument("--period-us must be in [0, 1e6]");
     if (o.threads.empty()) {
         const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
         for (int t = 1; t < hw; t *= 2)
             o.threads.push_back(t);
         o.threads.push_back(hw);
     }
-    return o;
+    return true;
 }
 
 //! Received grids [slot][r][7 * n_sc] and slot numbers.
@@ -172,7 +138,8 @@ slot_set make_slots(const lte_numerology& num, int n_tx, int n_rx, int n, double
                     a[d] = std::complex<double>(g(rng), g(rng)) *
                            std::sqrt(std::pow(10.0, power_db[d] / 10) / total);
                 for (int k = 0; k < n_sc; ++k) {
-                    const double f = 15e3 * (k < n_sc / 2 ? k - n_sc / 2 : k - n_sc / 2 + 1);
+                    const double f =
+                        15e3 * (k < n_sc / 2 ? k - n_sc / 2 : k - n_sc / 2 + 1);
                     std::complex<double> h = 0;
                     for (int d = 0; d < 7; ++d)
                         h += a[d] * std::polar(1.0, -2 * M_PI * f * delay_ns[d] * 1e-9);
@@ -208,12 +175,9 @@ slot_set make_slots(const lte_numerology& num, int n_tx, int n_rx, int n, double
 int main(int argc, char** argv)
 {
     options o;
-    try {
-        o = parse(argc, argv);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "mimodet_estimator_bench: %s\n", e.what());
-        return 2;
-    }
+    if (const auto status = bench_cli::command_line("mimodet_estimator_bench",
+                                                    [&] { return parse(argc, argv, o); }))
+        return *status;
     std::ofstream csv;
     if (!o.csv.empty()) {
         csv.open(o.csv);
@@ -232,8 +196,16 @@ int main(int argc, char** argv)
         return 2;
     }
     std::printf("%-8s %-6s %7s %14s %9s %9s %9s %9s %10s %s\n",
-                "MHz", "config", "threads", "first pass ms", "mean ms", "p50 ms", "p90 ms",
-                "p99 ms", "slots/s", "H, noise_var vs 1 thread");
+                "MHz",
+                "config",
+                "threads",
+                "first pass ms",
+                "mean ms",
+                "p50 ms",
+                "p90 ms",
+                "p99 ms",
+                "slots/s",
+                "H, noise_var vs 1 thread");
     for (double mhz : o.bandwidths)
         for (const auto& c : o.configs) {
             const auto num = lte_numerology::from_bandwidth(mhz);
@@ -246,7 +218,8 @@ int main(int argc, char** argv)
                 rows.push_back(-1);
             for (int threads : rows) {
                 const bool on_gpu = threads < 0;
-                core::channel_estimation est(num, c.first, c.second, 0, 4.7, on_gpu ? 1 : threads);
+                core::channel_estimation est(
+                    num, c.first, c.second, 0, 4.7, on_gpu ? 1 : threads);
                 std::unique_ptr<core::gpu_channel_estimation> gpu;
                 if (on_gpu)
                     gpu = core::make_cuda_channel_estimation(est);
@@ -277,8 +250,9 @@ int main(int argc, char** argv)
                         same = same && std::abs(nv - nv_first[i]) <= 1e-6 * nv_first[i];
                     } else {
                         same = same &&
-                               std::memcmp(H.data(), H_first[i].data(), H.size() * sizeof(cf)) ==
-                                   0 &&
+                               std::memcmp(H.data(),
+                                           H_first[i].data(),
+                                           H.size() * sizeof(cf)) == 0 &&
                                std::memcmp(&nv, &nv_first[i], sizeof(float)) == 0;
                     }
                 }
@@ -299,8 +273,8 @@ int main(int argc, char** argv)
                     }
                     const auto a = clk::now();
                     one(i);
-                    ms.push_back(
-                        std::chrono::duration<double, std::milli>(clk::now() - a).count());
+                    ms.push_back(std::chrono::duration<double, std::milli>(clk::now() - a)
+                                     .count());
                 }
                 double mean = 0;
                 for (double v : ms)
@@ -309,25 +283,44 @@ int main(int argc, char** argv)
                 const bool reference = threads == o.threads.front();
                 char check[64];
                 if (on_gpu)
-                    std::snprintf(check, sizeof check, "GPU: H within %.1e, noise_var %s",
-                                  max_rel, same ? "within 1e-6" : "DIFFERENT");
+                    std::snprintf(check,
+                                  sizeof check,
+                                  "GPU: H within %.1e, noise_var %s",
+                                  max_rel,
+                                  same ? "within 1e-6" : "DIFFERENT");
                 else
-                    std::snprintf(check, sizeof check, "%s",
-                                  reference ? "(reference)" : same ? "identical" : "DIFFERENT");
+                    std::snprintf(check,
+                                  sizeof check,
+                                  "%s",
+                                  reference ? "(reference)"
+                                  : same    ? "identical"
+                                            : "DIFFERENT");
                 const double p50 = percentile(ms, 0.5), p90 = percentile(ms, 0.9),
                              p99 = percentile(ms, 0.99);
                 const std::string label = on_gpu ? "cuda" : std::to_string(threads);
-                std::printf("%-8.1f %dx%-4d %7s %14.3f %9.4f %9.4f %9.4f %9.4f %10.0f %s\n",
-                            mhz, c.first, c.second, label.c_str(), first_ms, mean, p50, p90, p99,
-                            1e3 / mean, check);
+                std::printf(
+                    "%-8.1f %dx%-4d %7s %14.3f %9.4f %9.4f %9.4f %9.4f %10.0f %s\n",
+                    mhz,
+                    c.first,
+                    c.second,
+                    label.c_str(),
+                    first_ms,
+                    mean,
+                    p50,
+                    p90,
+                    p99,
+                    1e3 / mean,
+                    check);
                 std::fflush(stdout);
                 if (csv)
                     csv << mhz << ',' << c.first << ',' << c.second << ','
                         << (on_gpu ? 0 : threads) << ',' << first_ms << ',' << mean << ','
                         << p50 << ',' << p99 << ',' << 1e3 / mean << ','
-                        << (reference ? "reference" : same ? "yes" : "no") << ',' << p90 << ','
-                        << o.period_us << ',' << (on_gpu ? "cuda" : "cpu") << ',' << max_rel
-                        << '\n';
+                        << (reference ? "reference"
+                            : same    ? "yes"
+                                      : "no")
+                        << ',' << p90 << ',' << o.period_us << ','
+                        << (on_gpu ? "cuda" : "cpu") << ',' << max_rel << '\n';
                 // The GPU's H may differ by float rounding (1e-5; a neighbouring filter:
                 // up to 5e-2 of max |H|, see qa_gpu_channel_estimation).
                 if (!same || max_rel > 5e-2)

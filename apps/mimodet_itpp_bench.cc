@@ -61,66 +61,37 @@ constexpr int k_calib_rounds = 3;
 // Two ML decisions agree when their metrics agree within this (relative).
 constexpr double k_rel_tol = 1e-9;
 
-void usage()
+bool parse(int argc, char** argv, options& o)
 {
-    std::cout
-        << "usage: mimodet_itpp_bench [options]\n"
-           "  --ntx LIST      transmit (= receive) antennas (default 4)\n"
-           "  --mod LIST      qpsk,16qam,64qam (default 16qam,64qam)\n"
-           "  --snr LIST      SNR in dB (default 10,20)\n"
-           "  --vectors N     random vectors per configuration, one channel matrix each "
-           "(default 2000)\n"
-           "  --calib N       vectors of the subset that picks IT++'s starting radius "
-           "(default 200)\n"
-           "  --seconds S     minimum timed seconds per measurement (default 1; at least "
-           "all vectors once)\n"
-           "  --csv FILE      write one CSV row per configuration to FILE\n"
-           "  --seed N        random seed (default 1)\n"
-           "Exit status 1 if any vector's IT++ and PSD decisions differ in metric or "
-           "IT++ "
-           "failed.\n";
-}
-
-options parse(int argc, char** argv)
-{
-    options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto next = [&] { return bench_cli::value_after(a, argc, argv, i); };
-        if (a == "--ntx")
-            o.n_tx = bench_cli::split_map(
-                a, next(), [](const std::string& opt, const std::string& v) {
-                    return static_cast<int>(bench_cli::to_int(opt, v));
-                });
-        else if (a == "--mod")
-            o.mods = bench_cli::split(next());
-        else if (a == "--snr")
-            o.snrs = bench_cli::split_map(a, next(), bench_cli::to_double);
-        else if (a == "--vectors")
-            o.vectors = static_cast<int>(bench_cli::to_int(a, next()));
-        else if (a == "--calib")
-            o.calib_vectors = static_cast<int>(bench_cli::to_int(a, next()));
-        else if (a == "--seconds")
-            o.min_seconds = bench_cli::to_double(a, next());
-        else if (a == "--csv")
-            o.csv = next();
-        else if (a == "--seed")
-            o.seed = static_cast<uint64_t>(bench_cli::to_int(a, next()));
-        else if (a == "-h" || a == "--help") {
-            usage();
-            std::exit(0);
-        } else
-            throw std::invalid_argument("unknown option " + a);
-    }
-    bench_cli::check_in("--mod", o.mods, { "qpsk", "16qam", "64qam" });
-    for (int nt : o.n_tx)
-        if (nt < 1 || nt > 8)
-            throw std::invalid_argument("--ntx: 1 to 8 antennas");
-    if (o.vectors < 1 || o.calib_vectors < 1)
-        throw std::invalid_argument("--vectors and --calib must be positive");
-    if (o.min_seconds < 0)
-        throw std::invalid_argument("--seconds must not be negative");
-    return o;
+    bench_cli::parser p("mimodet_itpp_bench",
+                        "IT++'s sphere decoder against the psd on the same vectors.");
+    p.numbers("--ntx", o.n_tx, "LIST", "transmit (= receive) antennas", 1, 8)
+        .words("--mod", o.mods, "LIST", "qpsk,16qam,64qam", bench_cli::k_modulations)
+        .numbers("--snr", o.snrs, "LIST", "SNR in dB", -20, 100)
+        .number("--vectors",
+                o.vectors,
+                "N",
+                "random vectors per configuration, one channel matrix each",
+                1,
+                1e8)
+        .number("--calib",
+                o.calib_vectors,
+                "N",
+                "vectors of the subset that picks IT++'s starting radius",
+                1,
+                1e8)
+        .number("--seconds",
+                o.min_seconds,
+                "S",
+                "minimum timed seconds per measurement (at least all vectors once)",
+                0,
+                3600)
+        .text("--csv", o.csv, "FILE", "write one CSV row per configuration to FILE")
+        .number("--seed", o.seed, "N", "random seed", 0, 9e15)
+        .epilog(
+            "Exit status 1 if any vector's IT++ and PSD decisions differ in metric or "
+            "IT++ failed.\n");
+    return p.parse(argc, argv);
 }
 
 //! The real-valued model of one complex system: H_r = [Re H, -Im H; Im H, Re H] (column
@@ -245,13 +216,9 @@ struct tally {
 int main(int argc, char** argv)
 {
     options o;
-    try {
-        o = parse(argc, argv);
-    } catch (const std::exception& e) {
-        std::cerr << "mimodet_itpp_bench: " << e.what() << "\n";
-        usage();
-        return 2;
-    }
+    if (const auto status = bench_cli::command_line("mimodet_itpp_bench",
+                                                    [&] { return parse(argc, argv, o); }))
+        return *status;
     std::ofstream csv;
     if (!o.csv.empty()) {
         csv.open(o.csv);

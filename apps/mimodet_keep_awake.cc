@@ -22,58 +22,46 @@
 #include <iostream>
 #include <string>
 
-namespace {
-
-void usage()
-{
-    std::cout
-        << "usage: mimodet_keep_awake [--mode spin|qos] [--cpus LIST] [--seconds S]\n"
-           "Keeps CPUs out of idle while a flowgraph runs beside it, as a host\n"
-           "tuned for real time does (kernel idle=poll):\n"
-           "  --mode spin    (default) one thread per CPU at SCHED_IDLE, spinning:\n"
-           "                 it runs only when nothing else wants the CPU, and any\n"
-           "                 thread that wakes there preempts it at once. No\n"
-           "                 privileges needed.\n"
-           "  --mode qos     hold /dev/cpu_dma_latency at 0 us, as cyclictest does\n"
-           "                 (needs write access to it, and a cpuidle driver)\n"
-           "  --cpus LIST    CPUs to spin on, as taskset's list (0-5,8); default:\n"
-           "                 every CPU this process may run on, so that\n"
-           "                 `taskset -c 0-5 mimodet_keep_awake` spins on 0-5\n"
-           "  --seconds S    stop after S seconds (default: at SIGINT or SIGTERM)\n"
-           "Confine the flowgraph to the same CPUs (taskset -c LIST), so that its\n"
-           "threads wake on CPUs kept awake. Those CPUs stay busy: idle time and\n"
-           "power go up.\n";
-}
-
-} // namespace
-
 int main(int argc, char** argv)
 {
     std::string mode = "spin";
     std::string cpu_list;
     double seconds = 0;
     try {
-        for (int i = 1; i < argc; ++i) {
-            const std::string a = argv[i];
-            auto next = [&] { return bench_cli::value_after(a, argc, argv, i); };
-            if (a == "--mode")
-                mode = next();
-            else if (a == "--cpus")
-                cpu_list = next();
-            else if (a == "--seconds")
-                seconds = bench_cli::to_double(a, next());
-            else if (a == "-h" || a == "--help") {
-                usage();
-                return 0;
-            } else
-                throw std::invalid_argument("unknown option " + a);
-        }
-        if (mode != "spin" && mode != "qos")
-            throw std::invalid_argument("--mode must be spin or qos");
+        bench_cli::parser p(
+            "mimodet_keep_awake",
+            "Keeps CPUs out of idle while a flowgraph runs beside it, as a host\n"
+            "tuned for real time does (kernel idle=poll).");
+        p.text("--mode",
+               mode,
+               "MODE",
+               "spin: one thread per CPU at SCHED_IDLE, spinning:\n"
+               "it runs only when nothing else wants the CPU, and any\n"
+               "thread that wakes there preempts it at once. No\n"
+               "privileges needed. qos: hold /dev/cpu_dma_latency at\n"
+               "0 us, as cyclictest does (needs write access to it, and\n"
+               "a cpuidle driver)",
+               { "spin", "qos" })
+            .text("--cpus",
+                  cpu_list,
+                  "LIST",
+                  "CPUs to spin on, as taskset's list (0-5,8); default:\n"
+                  "every CPU this process may run on, so that\n"
+                  "`taskset -c 0-5 mimodet_keep_awake` spins on 0-5")
+            .number("--seconds",
+                    seconds,
+                    "S",
+                    "stop after S seconds (0: at SIGINT or SIGTERM)",
+                    0,
+                    1e7)
+            .epilog(
+                "Confine the flowgraph to the same CPUs (taskset -c LIST), so that its\n"
+                "threads wake on CPUs kept awake. Those CPUs stay busy: idle time and\n"
+                "power go up.\n");
+        if (!p.parse(argc, argv))
+            return 0;
         if (!cpu_list.empty() && mode != "spin")
             throw std::invalid_argument("--cpus applies to --mode spin only");
-        if (seconds < 0 || seconds > 1e7)
-            throw std::invalid_argument("--seconds must be in [0, 1e7]");
     } catch (const std::exception& e) {
         std::cerr << "mimodet_keep_awake: " << e.what() << " (--help for usage)\n";
         return 2;

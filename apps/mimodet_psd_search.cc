@@ -11,6 +11,7 @@
 // are printed (kernel-only time on a GPU, wall time on the CPU) with their node counts.
 // All sets are exact ML, so only speed differs.
 
+#include "bench_cli.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -38,17 +39,6 @@ std::string join(const std::vector<int>& v)
     for (size_t i = 0; i < v.size(); ++i)
         s += (i ? "," : "") + std::to_string(v[i]);
     return s;
-}
-
-std::vector<int> parse_list(const std::string& s)
-{
-    std::vector<int> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty())
-            out.push_back(std::stoi(item));
-    return out;
 }
 
 // All lvl = {N+1, l_1, ..., 1} with at most max_levels evaluated levels, and for each the
@@ -90,45 +80,42 @@ enumerate(int N, int max_levels, const std::vector<int>& exp_values)
 int main(int argc, char** argv)
 {
     int n_tx = 4, n_sym = 7, subcarriers = 1200, slots = 4, max_levels = 4, top = 15;
-    int samples = 0;             // 0: every set; else that many, drawn at random
+    int samples = 0;              // 0: every set; else that many, drawn at random
     double seconds_per_set = 0.1; // GPU kernel time per timed set
     std::string mod_name = "16qam", backend = "cuda";
     double snr = 20;
     std::vector<int> exp_values = { 1, 2, 4, 8, 16, 32 };
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        const std::string v = i + 1 < argc ? argv[i + 1] : "";
-        if (a == "--ntx")
-            n_tx = std::stoi(v);
-        else if (a == "--mod")
-            mod_name = v;
-        else if (a == "--snr")
-            snr = std::stod(v);
-        else if (a == "--backend")
-            backend = v;
-        else if (a == "--subcarriers")
-            subcarriers = std::stoi(v);
-        else if (a == "--slots")
-            slots = std::stoi(v);
-        else if (a == "--max-levels")
-            max_levels = std::stoi(v);
-        else if (a == "--exp-values")
-            exp_values = parse_list(v);
-        else if (a == "--top")
-            top = std::stoi(v);
-        else if (a == "--samples")
-            samples = std::stoi(v);
-        else if (a == "--seconds-per-set")
-            seconds_per_set = std::stod(v);
-        else {
-            std::cerr << "usage: mimodet_psd_search [--ntx 4] [--mod 16qam] [--snr 20] "
-                         "[--backend cuda] [--subcarriers 1200] [--slots 4] "
-                         "[--max-levels 4] [--exp-values 1,2,4,8,16,32] [--top 15] "
-                         "[--samples N] [--seconds-per-set 0.1]\n";
-            return 2;
-        }
-        ++i;
-    }
+    const auto status = bench_cli::command_line("mimodet_psd_search", [&] {
+        bench_cli::parser p(
+            "mimodet_psd_search",
+            "Searches PSD parameter sets (lvl, exp) for speed at exact ML.");
+        p.number("--ntx", n_tx, "N", "transmit (= receive) antennas", 1, 8)
+            .text("--mod", mod_name, "M", "modulation", { "qpsk", "16qam", "64qam" })
+            .number("--snr", snr, "DB", "SNR in dB", -20, 100)
+            .text(
+                "--backend", backend, "B", "detector backend", { "cpu", "cuda", "auto" })
+            .number("--subcarriers", subcarriers, "N", "subcarriers per slot", 1, 1e5)
+            .number("--slots", slots, "N", "slots per timed call", 1, 1e4)
+            .number(
+                "--max-levels", max_levels, "N", "most levels of a candidate set", 2, 16)
+            .numbers("--exp-values", exp_values, "LIST", "candidate exp values", 1, 1e6)
+            .number("--top", top, "N", "sets listed", 1, 1e6)
+            .number("--samples",
+                    samples,
+                    "N",
+                    "0: every set; else that many, drawn at random",
+                    0,
+                    1e9)
+            .number("--seconds-per-set",
+                    seconds_per_set,
+                    "S",
+                    "GPU kernel time per timed set",
+                    1e-4,
+                    600);
+        return p.parse(argc, argv);
+    });
+    if (status)
+        return *status;
     const modulation mod = parse_modulation(mod_name);
     const int n_mat = subcarriers * slots;
     const auto pool = make_batch(n_tx, n_tx, mod, n_mat, n_sym, snr, snr, 7);
@@ -141,8 +128,8 @@ int main(int argc, char** argv)
         std::shuffle(cands.begin(), cands.end(), rng);
         cands.resize(samples);
     }
-    // The backend's default preset (empty lvl/exp: Table 5 on the CPU, the H100 set on the
-    // GPU) and the depth-first set always compete.
+    // The backend's default preset (empty lvl/exp: Table 5 on the CPU, the H100 set on
+    // the GPU) and the depth-first set always compete.
     cands.insert(cands.begin(), candidate{});
     {
         candidate df;

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,58 +48,40 @@ struct options {
     std::vector<point> points;
 };
 
-void usage()
+//! The options; false after --help.
+bool parse(int argc, char** argv, options& o)
 {
-    std::cout
-        << "usage: mimodet_psd_tail [options]\n"
-           "  --points LIST   NTX:MOD:SNR items (default 2:qpsk:0,2:16qam:5,2:64qam:10,\n"
-           "                  4:qpsk:0,4:16qam:5,4:64qam:10,4:64qam:20)\n"
-           "  --vectors N     vectors per point for the tail (default 1000000)\n"
-           "  --hostile N     y x 30 vectors per point timed one at a time (default 2000)\n"
-           "  --threads N     CPU threads of the tail run (default 0: all)\n"
-           "  --params SET    cpu (default: the CPU's default, the depth-first set on a\n"
-           "                  sorted QR), gpu (the CUDA default, psd_gpu_default) or\n"
-           "                  table5 (the paper's preset on its plain QR); the counts of\n"
-           "                  both backends are those of the CPU search with the same set\n";
-}
-
-options parse(int argc, char** argv)
-{
-    options o;
-    std::string points = "2:qpsk:0,2:16qam:5,2:64qam:10,4:qpsk:0,4:16qam:5,4:64qam:10,4:64qam:20";
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--help" || a == "-h") {
-            usage();
-            std::exit(0);
-        } else if (a == "--points")
-            points = bench_cli::value_after(a, argc, argv, i);
-        else if (a == "--vectors")
-            o.vectors = bench_cli::to_int(a, bench_cli::value_after(a, argc, argv, i));
-        else if (a == "--hostile")
-            o.hostile = bench_cli::to_int(a, bench_cli::value_after(a, argc, argv, i));
-        else if (a == "--threads")
-            o.threads = static_cast<int>(bench_cli::to_int(a, bench_cli::value_after(a, argc, argv, i)));
-        else if (a == "--params")
-            o.params = bench_cli::value_after(a, argc, argv, i);
-        else
-            throw std::invalid_argument("unknown option " + a + " (--help lists them)");
-    }
-    bench_cli::check_in("--params", { o.params }, { "cpu", "gpu", "table5" });
-    if (o.vectors < 1 || o.hostile < 0 || o.threads < 0)
-        throw std::invalid_argument("--vectors >= 1, --hostile >= 0, --threads >= 0");
+    std::string points =
+        "2:qpsk:0,2:16qam:5,2:64qam:10,4:qpsk:0,4:16qam:5,4:64qam:10,4:64qam:20";
+    bench_cli::parser p("mimodet_psd_tail",
+                        "The exact PSD's path metrics per vector (the tail the node budget\n"
+                        "cuts) and the CPU time of a hostile vector the budget ends.");
+    p.text("--points", points, "LIST", "NTX:MOD:SNR items")
+        .number("--vectors", o.vectors, "N", "vectors per point for the tail", 1, 1e9)
+        .number("--hostile", o.hostile, "N", "y x 30 vectors per point timed one at a time", 0, 1e7)
+        .number("--threads", o.threads, "N", "CPU threads of the tail run (0: all)", 0, 1024)
+        .text("--params",
+              o.params,
+              "SET",
+              "cpu: the CPU's default (the depth-first set on a sorted QR);\n"
+              "gpu: the CUDA default (psd_gpu_default); table5: the paper's\n"
+              "preset on its plain QR. The counts of both backends are those\n"
+              "of the CPU search with the same set",
+              { "cpu", "gpu", "table5" });
+    if (!p.parse(argc, argv))
+        return false;
     for (const auto& item : bench_cli::split(points)) {
         const auto p1 = item.find(':'), p2 = item.rfind(':');
         if (p1 == std::string::npos || p2 == p1)
             throw std::invalid_argument("--points: NTX:MOD:SNR, got " + item);
-        point p;
-        p.n_tx = static_cast<int>(bench_cli::to_int("--points", item.substr(0, p1)));
-        p.mod_name = item.substr(p1 + 1, p2 - p1 - 1);
-        p.mod = gr::mimodet::parse_modulation(p.mod_name);
-        p.snr = bench_cli::to_double("--points", item.substr(p2 + 1));
-        o.points.push_back(p);
+        point pt;
+        pt.n_tx = static_cast<int>(bench_cli::to_int("--points", item.substr(0, p1)));
+        pt.mod_name = item.substr(p1 + 1, p2 - p1 - 1);
+        pt.mod = gr::mimodet::parse_modulation(pt.mod_name);
+        pt.snr = bench_cli::to_double("--points", item.substr(p2 + 1));
+        o.points.push_back(pt);
     }
-    return o;
+    return true;
 }
 
 detector_config config(const options& o, const point& p, int64_t budget, int threads)
@@ -177,8 +160,10 @@ void run_point(const options& o, const point& p)
 
 int main(int argc, char** argv)
 {
+    options o;
+    if (const auto status = bench_cli::command_line("mimodet_psd_tail", [&] { return parse(argc, argv, o); }))
+        return *status;
     try {
-        const options o = parse(argc, argv);
         std::printf("config,mod,snr_db,vectors,metrics_mean,p99,p99.99,p99.999,max,default_budget,"
                     "reach_budget,reach_fraction,tail_seconds,hostile,hostile_capped,"
                     "hostile_ms_mean,hostile_ms_max\n");

@@ -32,25 +32,25 @@
 // slot number, CFO, PSS, sample-rate offset) and a checksum of its samples, to compare
 // two builds.
 
-#include "lte_sync.h"
-#include "worker_pool.h"
-#include "fading.h"
-#include "slot_mapper.h"
 #include "bench_cli.h"
-#include <gnuradio/mimodet/lte_grid.h>
-#include <unsupported/Eigen/FFT>
+#include "fading.h"
+#include "lte_sync.h"
+#include "slot_mapper.h"
+#include "worker_pool.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdio>
 #include <fstream>
+#include <gnuradio/mimodet/lte_grid.h>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <time.h>
+#include <unsupported/Eigen/FFT>
 #include <vector>
 
 using namespace gr::mimodet;
@@ -77,93 +77,60 @@ struct options {
     unsigned seed = 1;
 };
 
-void usage()
+bool parse(int argc, char** argv, options& o)
 {
-    std::printf(
-        "mimodet_sync_bench: time per slot of the ofdm_sync core (lte_sync::slot_sync)\n"
-        "  --bandwidth LIST  MHz, from 1.4, 3, 5, 10, 15, 20 (default 20)\n"
-        "  --config LIST     NTXxNRX, n_tx 1/2/4, n_rx 1..8 (default 4x4)\n"
-        "  --channel NAME    awgn, rayleigh, epa, eva, etu (default epa)\n"
-        "  --snr DB          SNR n_tx / noise_var (default 20)\n"
-        "  --cfo C           carrier frequency offset, subcarrier spacings (default 0.3)\n"
-        "  --sro PPM         sample-rate offset of the receiver, ppm (default 0)\n"
-        "  --slots N         distinct slots, cycled; a multiple of 20 (default 40)\n"
-        "  --lead N          noise samples before the first slot (default 3000)\n"
-        "  --seconds S       timed per configuration (default 2)\n"
-        "  --max-slots N     stop after N slots after the lock (default 0: --seconds only)\n"
-        "  --threads N       slot_sync threads (default 0: as the ofdm_sync block, up to\n"
-        "                    min(n_rx, CPU threads, 4) from 10 MHz on)\n"
-        "  --seed N          signal seed (default 1)\n"
-        "  --csv FILE        also write the rows as CSV\n"
-        "  --dump FILE       write every slot's decisions and a checksum of its samples\n");
-}
-
-options parse(int argc, char** argv)
-{
-    options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "-h" || a == "--help") {
-            usage();
-            std::exit(0);
-        }
-        if (i + 1 >= argc)
-            throw std::invalid_argument(a + " needs a value (--help)");
-        const std::string v = argv[++i];
-        if (a == "--bandwidth") {
-            o.bandwidths.clear();
-            for (const auto& x : bench_cli::split(v))
-                o.bandwidths.push_back(std::stod(x));
-        } else if (a == "--config") {
-            o.configs = bench_cli::parse_configs(v);
-        } else if (a == "--channel")
-            o.channel = v;
-        else if (a == "--snr")
-            o.snr_db = std::stod(v);
-        else if (a == "--cfo")
-            o.cfo = std::stod(v);
-        else if (a == "--sro")
-            o.sro_ppm = std::stod(v);
-        else if (a == "--slots")
-            o.slots = std::stoi(v);
-        else if (a == "--lead")
-            o.lead = std::stoi(v);
-        else if (a == "--seconds")
-            o.seconds = std::stod(v);
-        else if (a == "--max-slots")
-            o.max_slots = std::stoi(v);
-        else if (a == "--threads")
-            o.threads = std::stoi(v);
-        else if (a == "--seed")
-            o.seed = static_cast<unsigned>(std::stoul(v));
-        else if (a == "--csv")
-            o.csv = v;
-        else if (a == "--dump")
-            o.dump = v;
-        else
-            throw std::invalid_argument("unknown option " + a + " (--help)");
-    }
+    bench_cli::parser p("mimodet_sync_bench",
+                        "Time per slot of the ofdm_sync core (lte_sync::slot_sync).");
+    bench_cli::stage_options(p, o.bandwidths, o.configs)
+        .text("--channel",
+              o.channel,
+              "NAME",
+              "fading model",
+              { "awgn", "rayleigh", "epa", "eva", "etu" })
+        .number("--snr", o.snr_db, "DB", "SNR n_tx / noise_var", -20, 100)
+        .number("--cfo",
+                o.cfo,
+                "C",
+                "carrier frequency offset, subcarrier spacings",
+                -0.5,
+                0.5)
+        .number("--sro",
+                o.sro_ppm,
+                "PPM",
+                "sample-rate offset of the receiver, ppm",
+                -1000,
+                1000)
+        .number(
+            "--slots", o.slots, "N", "distinct slots, cycled; a multiple of 20", 20, 2000)
+        .number("--lead", o.lead, "N", "noise samples before the first slot", 0, 1e7)
+        .number("--seconds", o.seconds, "S", "timed per configuration", 1e-3, 600)
+        .number("--max-slots",
+                o.max_slots,
+                "N",
+                "stop after N slots after the lock (0: --seconds only)",
+                0,
+                2e9)
+        .number("--threads",
+                o.threads,
+                "N",
+                "slot_sync threads (0: as the ofdm_sync block, up to\n"
+                "min(n_rx, CPU threads, 4) from 10 MHz on)",
+                0,
+                64)
+        .number("--seed", o.seed, "N", "signal seed", 0, 4294967295.0)
+        .text("--csv", o.csv, "FILE", "also write the rows as CSV")
+        .text("--dump",
+              o.dump,
+              "FILE",
+              "write every slot's decisions and a checksum of its samples");
+    if (!p.parse(argc, argv))
+        return false;
     for (double b : o.bandwidths)
         lte_numerology::from_bandwidth(b); // throws for anything else
     core::parse_channel_model(o.channel);  // likewise
-    for (const auto& c : o.configs)
-        if ((c.first != 1 && c.first != 2 && c.first != 4) || c.second < 1 || c.second > 8)
-            throw std::invalid_argument("--config: n_tx 1, 2 or 4 and n_rx 1..8");
-    if (o.slots < 20 || o.slots > 2000 || o.slots % 20 != 0)
+    if (o.slots % 20 != 0)
         throw std::invalid_argument("--slots must be a multiple of 20 in 20..2000");
-    if (o.lead < 0 || o.lead > 10000000)
-        throw std::invalid_argument("--lead must be 0..1e7");
-    if (!(o.seconds > 0 && o.seconds <= 600))
-        throw std::invalid_argument("--seconds must be in (0, 600]");
-    if (o.threads < 0 || o.threads > 64)
-        throw std::invalid_argument("--threads must be 0..64");
-    if (o.max_slots < 0)
-        throw std::invalid_argument("--max-slots must be >= 0");
-    if (!(std::abs(o.cfo) <= 0.5))
-        throw std::invalid_argument("--cfo must be in [-0.5, 0.5]");
-    if (!(std::abs(o.sro_ppm) <= 1000))
-        throw std::invalid_argument("--sro must be in [-1000, 1000] ppm");
-    return o;
+    return true;
 }
 
 //! The received signal: rx[r] = lead samples of noise, then the cycled part.
@@ -278,12 +245,9 @@ double mean(const std::vector<double>& v)
 int main(int argc, char** argv)
 {
     options o;
-    try {
-        o = parse(argc, argv);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "mimodet_sync_bench: %s\n", e.what());
-        return 2;
-    }
+    if (const auto status = bench_cli::command_line("mimodet_sync_bench",
+                                                    [&] { return parse(argc, argv, o); }))
+        return *status;
     std::ofstream csv, dump;
     if (!o.csv.empty()) {
         csv.open(o.csv);
@@ -291,9 +255,12 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "mimodet_sync_bench: cannot write %s\n", o.csv.c_str());
             return 2;
         }
-        csv << "bandwidth_mhz,n_tx,n_rx,channel,snr_db,cfo,sro_ppm,slots,mean_us,p50_us,p99_us,"
-               "max_us,pss_slot_mean_us,other_slot_mean_us,cpu_mean_us,cpu_pss_slot_mean_us,pss_missed,"
-               "lock_input_start,threads,pop_pss_slot_mean_us,pop_other_slot_mean_us,pop_p99_us\n";
+        csv << "bandwidth_mhz,n_tx,n_rx,channel,snr_db,cfo,sro_ppm,slots,mean_us,p50_us,"
+               "p99_us,"
+               "max_us,pss_slot_mean_us,other_slot_mean_us,cpu_mean_us,cpu_pss_slot_mean_"
+               "us,pss_missed,"
+               "lock_input_start,threads,pop_pss_slot_mean_us,pop_other_slot_mean_us,pop_"
+               "p99_us\n";
     }
     if (!o.dump.empty()) {
         dump.open(o.dump);
@@ -307,12 +274,32 @@ int main(int argc, char** argv)
     }
     std::printf("CPU threads: %u; %s, SNR %.1f dB, CFO %.3f, SRO %.1f ppm, %d distinct "
                 "slots cycled, %.1f s per row\n",
-                std::thread::hardware_concurrency(), o.channel.c_str(), o.snr_db, o.cfo,
-                o.sro_ppm, o.slots, o.seconds);
-    std::printf("%-6s %-6s %7s %8s %9s %9s %9s %9s %10s %10s %9s %9s %7s %6s %9s %9s %9s\n",
-                "MHz", "config", "threads", "slots", "mean us", "p50 us", "p99 us", "max us",
-                "PSS slot", "other slot", "CPU us", "CPU PSS", "missed", "x RT", "pop PSS",
-                "pop other", "pop p99");
+                std::thread::hardware_concurrency(),
+                o.channel.c_str(),
+                o.snr_db,
+                o.cfo,
+                o.sro_ppm,
+                o.slots,
+                o.seconds);
+    std::printf(
+        "%-6s %-6s %7s %8s %9s %9s %9s %9s %10s %10s %9s %9s %7s %6s %9s %9s %9s\n",
+        "MHz",
+        "config",
+        "threads",
+        "slots",
+        "mean us",
+        "p50 us",
+        "p99 us",
+        "max us",
+        "PSS slot",
+        "other slot",
+        "CPU us",
+        "CPU PSS",
+        "missed",
+        "x RT",
+        "pop PSS",
+        "pop other",
+        "pop p99");
     for (double mhz : o.bandwidths)
         for (const auto& c : o.configs) {
             const int n_tx = c.first, n_rx = c.second;
@@ -332,7 +319,8 @@ int main(int argc, char** argv)
             const int64_t lead = o.lead, cyc = static_cast<int64_t>(sig.cycle[0].size());
             int64_t pos = 0;
             auto feed = [&](int64_t want) {
-                // One push of up to `want` samples, not across the lead's end or a cycle's.
+                // One push of up to `want` samples, not across the lead's end or a
+                // cycle's.
                 int64_t n;
                 if (pos < lead) {
                     n = std::min(want, lead - pos);
@@ -347,7 +335,8 @@ int main(int argc, char** argv)
                 sync.push(in, static_cast<int>(n));
                 pos += n;
             };
-            std::vector<double> us, us_pss, us_other, cpu, cpu_pss, pop, pop_pss, pop_other;
+            std::vector<double> us, us_pss, us_other, cpu, cpu_pss, pop, pop_pss,
+                pop_other;
             uint64_t missed = 0, slots = 0;
             int64_t lock_start = -1;
             bool timing = false;
@@ -364,7 +353,10 @@ int main(int argc, char** argv)
                         std::fprintf(stderr,
                                      "mimodet_sync_bench: %.1f MHz %dx%d: no lock after "
                                      "%lld samples\n",
-                                     mhz, n_tx, n_rx, static_cast<long long>(pos));
+                                     mhz,
+                                     n_tx,
+                                     n_rx,
+                                     static_cast<long long>(pos));
                         return 1;
                     }
                     continue;
@@ -381,15 +373,18 @@ int main(int argc, char** argv)
                             si += z.imag();
                         }
                     dump << mhz << ',' << n_tx << 'x' << n_rx << ',' << slots << ','
-                         << info.ns << ',' << info.input_start << ',' << info.timing_step << ','
-                         << info.cfo << ',' << info.pss_checked << ',' << info.pss_found << ','
-                         << info.pss_metric << ',' << info.sro_ppm << ',' << info.resampled
-                         << ',' << info.first << ',' << p << ',' << sr << ',' << si << '\n';
+                         << info.ns << ',' << info.input_start << ',' << info.timing_step
+                         << ',' << info.cfo << ',' << info.pss_checked << ','
+                         << info.pss_found << ',' << info.pss_metric << ','
+                         << info.sro_ppm << ',' << info.resampled << ',' << info.first
+                         << ',' << p << ',' << sr << ',' << si << '\n';
                 }
                 if (timing) {
-                    const double t = std::chrono::duration<double, std::micro>(now - last).count();
+                    const double t =
+                        std::chrono::duration<double, std::micro>(now - last).count();
                     const double tp =
-                        std::chrono::duration<double, std::micro>(now - pop_begin).count();
+                        std::chrono::duration<double, std::micro>(now - pop_begin)
+                            .count();
                     const bool pss_slot = lte_grid::has_sync(info.ns);
                     us.push_back(t);
                     (pss_slot ? us_pss : us_other).push_back(t);
@@ -405,8 +400,9 @@ int main(int argc, char** argv)
                     lock_start = info.input_start;
                     deadline = clk::now() + std::chrono::duration<double>(o.seconds);
                 }
-                if (timing && (now >= deadline ||
-                               (o.max_slots > 0 && us.size() >= static_cast<size_t>(o.max_slots))))
+                if (timing &&
+                    (now >= deadline ||
+                     (o.max_slots > 0 && us.size() >= static_cast<size_t>(o.max_slots))))
                     break;
                 if (dump) { // the checksum is not timed
                     last = clk::now();
@@ -419,20 +415,35 @@ int main(int argc, char** argv)
             const double m = mean(us);
             const double p50 = percentile(us, 0.5), p99 = percentile(us, 0.99),
                          pmax = percentile(us, 1.0);
-            std::printf("%-6.1f %dx%-4d %7d %8zu %9.1f %9.1f %9.1f %9.1f %10.1f %10.1f %9.1f %9.1f "
+            std::printf("%-6.1f %dx%-4d %7d %8zu %9.1f %9.1f %9.1f %9.1f %10.1f %10.1f "
+                        "%9.1f %9.1f "
                         "%7llu %6.2f %9.1f %9.1f %9.1f\n",
-                        mhz, n_tx, n_rx, threads, us.size(), m, p50, p99,
-                        pmax, mean(us_pss), mean(us_other), mean(cpu), mean(cpu_pss),
-                        static_cast<unsigned long long>(missed), 500.0 / m, mean(pop_pss),
-                        mean(pop_other), percentile(pop, 0.99));
+                        mhz,
+                        n_tx,
+                        n_rx,
+                        threads,
+                        us.size(),
+                        m,
+                        p50,
+                        p99,
+                        pmax,
+                        mean(us_pss),
+                        mean(us_other),
+                        mean(cpu),
+                        mean(cpu_pss),
+                        static_cast<unsigned long long>(missed),
+                        500.0 / m,
+                        mean(pop_pss),
+                        mean(pop_other),
+                        percentile(pop, 0.99));
             std::fflush(stdout);
             if (csv)
-                csv << mhz << ',' << n_tx << ',' << n_rx << ',' << o.channel << ',' << o.snr_db
-                    << ',' << o.cfo << ',' << o.sro_ppm << ',' << us.size() << ',' << m << ','
-                    << p50 << ',' << p99 << ',' << pmax << ','
+                csv << mhz << ',' << n_tx << ',' << n_rx << ',' << o.channel << ','
+                    << o.snr_db << ',' << o.cfo << ',' << o.sro_ppm << ',' << us.size()
+                    << ',' << m << ',' << p50 << ',' << p99 << ',' << pmax << ','
                     << mean(us_pss) << ',' << mean(us_other) << ',' << mean(cpu) << ','
-                    << mean(cpu_pss) << ',' << missed << ',' << lock_start << ',' << threads
-                    << ',' << mean(pop_pss) << ',' << mean(pop_other) << ','
+                    << mean(cpu_pss) << ',' << missed << ',' << lock_start << ','
+                    << threads << ',' << mean(pop_pss) << ',' << mean(pop_other) << ','
                     << percentile(pop, 0.99) << '\n';
         }
     return 0;

@@ -1732,7 +1732,7 @@ detector::sptr make_psd_cuda_detector(const detector_config& cfg)
     // kernel; MIMODET_PSD_KERNEL=warp|block forces one (tests, measurements).
     std::vector<psd_variant> order = { psd_variant::warp, psd_variant::block };
     bool forced = false;
-    if (const char* env = std::getenv("MIMODET_PSD_KERNEL")) {
+    if (const std::string k = tuning::psd_kernel(); const char* env = k.empty() ? nullptr : k.c_str()) {
         const std::string want = env;
         if (want == "warp" || want == "block") {
             order = { want == "warp" ? psd_variant::warp : psd_variant::block };

@@ -16,6 +16,7 @@
 #define INCLUDED_MIMODET_STREAM_WAIT_H
 
 #include "cuda_check.h"
+#include "tuning.h"
 #include <cstdlib>
 #include <cstring>
 
@@ -24,14 +25,7 @@ namespace mimodet {
 namespace core {
 
 //! True where MIMODET_GPU_WAIT=block.
-inline bool gpu_wait_blocks()
-{
-    static const bool blocks = [] {
-        const char* v = std::getenv("MIMODET_GPU_WAIT");
-        return v && std::strcmp(v, "block") == 0;
-    }();
-    return blocks;
-}
+inline bool gpu_wait_blocks() { return tuning::gpu_wait_blocks(); }
 
 //! Waits for everything enqueued on a stream so far, polling or sleeping as above.
 class stream_waiter

@@ -6,6 +6,7 @@
  */
 
 #include "detector_block_common.h"
+#include "core/tuning.h"
 #include <gnuradio/logger.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <algorithm>
@@ -197,12 +198,7 @@ void route_core_log()
 
 int env_override(const char* name, int lo, int hi, int fallback)
 {
-    if (const char* env = std::getenv(name)) {
-        const int n = std::atoi(env);
-        if (n >= lo && n <= hi)
-            return n;
-    }
-    return fallback;
+    return core::tuning::integer(name, lo, hi, fallback);
 }
 
 // 0 -> min(hardware threads, pairs, 4): the pairs bound the LS phase's parallelism, and

@@ -138,8 +138,8 @@ extern const char* const k_no_cell;
 //! The core's log lines go to one GNU Radio logger (shared by every instance).
 void route_core_log();
 
-//! The integer in environment variable `name` if it lies in lo..hi, else `fallback`.
-//! For measurement switches only, read when a block is made.
+//! The integer switch `name` of core/tuning.h: its value in lo..hi, `fallback` where
+//! unset; std::invalid_argument for another value. Read when a block is made.
 int env_override(const char* name, int lo, int hi, int fallback);
 
 //! The CPU channel estimator's threads: threads (1..256), or for 0 the default

@@ -6,6 +6,7 @@
  */
 
 #include "ofdm_sync_impl.h"
+#include "core/tuning.h"
 #include "core/worker_pool.h"
 #include "detector_block_common.h"
 #include <gnuradio/io_signature.h>
@@ -60,7 +61,7 @@ ofdm_sync_impl::ofdm_sync_impl(double bandwidth_mhz, int n_rx, int cell_id)
       d_cell_key(pmt::mp("cell_id")),
       // MIMODET_SYNC_AHEAD=0: the next slot's input only in the call that puts it out
       // (measurements only).
-      d_take_ahead(env_override("MIMODET_SYNC_AHEAD", 0, 1, 1) == 1),
+      d_take_ahead(core::tuning::sync_ahead() != 0),
       d_in(n_rx),
       d_out(n_rx)
 {

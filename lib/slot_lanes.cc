@@ -7,6 +7,7 @@
 
 #include "slot_lanes.h"
 #include "detector_block_common.h"
+#include "core/tuning.h"
 #include <boost/thread/thread.hpp>
 
 namespace gr {
@@ -14,10 +15,11 @@ namespace mimodet {
 
 int gpu_lanes(bool deadline)
 {
-    return env_override("MIMODET_GPU_LANES", 1, 4, deadline ? 1 : 2);
+    const int n = core::tuning::gpu_lanes();
+    return n ? n : deadline ? 1 : 2;
 }
 
-int receiver_gpu_lanes() { return env_override("MIMODET_GPU_LANES", 1, 4, 2); }
+int receiver_gpu_lanes() { return gpu_lanes(false); }
 
 bool stop_requested() { return boost::this_thread::interruption_requested(); }
 

@@ -6,6 +6,7 @@
  */
 
 #include "call_timeline.h"
+#include "tuning.h"
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -24,11 +25,11 @@ std::atomic<int> g_files{ 0 };
 std::unique_ptr<call_timeline> call_timeline::make(const std::string& kind,
                                                    std::vector<std::string> columns)
 {
-    const char* prefix = std::getenv("MIMODET_CALL_TIMELINE");
-    if (!prefix || !*prefix)
+    const std::string prefix = tuning::call_timeline_prefix();
+    if (prefix.empty())
         return nullptr;
     const std::string path =
-        std::string(prefix) + "_" + kind + "_" + std::to_string(g_files++) + ".csv";
+        prefix + "_" + kind + "_" + std::to_string(g_files++) + ".csv";
     return std::unique_ptr<call_timeline>(new call_timeline(path, std::move(columns)));
 }
 

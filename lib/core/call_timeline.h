@@ -7,9 +7,12 @@
 
 // Measurement only: per-call timestamps of a pipeline stage, kept in memory and written
 // to PREFIX_<kind>_<n>.csv when the object goes away, where MIMODET_CALL_TIMELINE=PREFIX
-// is set in the environment. docs/PERFORMANCE.md uses it to see which part of a slow
-// detector call (gather, copies, kernels, waits, scatter) took the time. Unset, make()
-// returns null and the instrumented code pays one branch per call.
+// is set (tuning.h, docs/TUNING.md). docs/PERFORMANCE.md uses it to see which part of a
+// slow detector call (gather, copies, kernels, waits, scatter) took the time.
+//
+// An optional observer: a stage holds the unique_ptr that make() returns, null when the
+// switch is unset, and reads the clock (now_ns()) only where that pointer is set, so a
+// stage without a timeline pays one predictable branch per time stamp and nothing else.
 
 #ifndef INCLUDED_MIMODET_CORE_CALL_TIMELINE_H
 #define INCLUDED_MIMODET_CORE_CALL_TIMELINE_H

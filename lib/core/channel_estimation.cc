@@ -7,6 +7,7 @@
 
 #include "channel_estimation.h"
 #include "channel_model.h"
+#include "tuning.h"
 #include "pilot_ratio.h"
 #include <algorithm>
 #include <cmath>
@@ -506,7 +507,7 @@ wiener_avx(const wiener_input& in, int k0, int k1, std::complex<float>* H)
 // MIMODET_NO_AVX (any value) keeps the SSE code: the tests compare both.
 bool cpu_has_avx()
 {
-    static const bool has = __builtin_cpu_supports("avx") && !std::getenv("MIMODET_NO_AVX");
+    static const bool has = __builtin_cpu_supports("avx") && !tuning::no_avx();
     return has;
 }
 #endif

@@ -17,6 +17,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include "tuning.h"
 #include <algorithm>
 #include <cstdlib>
 #include <thread>
@@ -30,16 +31,12 @@ namespace core {
  * Threads for a receiver stage that shares a slot's antennas out (ofdm_sync's core,
  * ofdm_demod): min(n_rx, hardware threads, 4) where the FFT is 1024 points or more (10 MHz
  * and up), else 1: below that a slot's work per antenna costs less than the hand-over.
- * MIMODET_ANTENNA_THREADS=1..8 overrides it (at most n_rx; a measurement switch, read
- * when a block is made).
+ * MIMODET_ANTENNA_THREADS=1..8 overrides it (at most n_rx; tuning.h).
  */
 inline int antenna_threads(int fft_size, int n_rx)
 {
-    if (const char* v = std::getenv("MIMODET_ANTENNA_THREADS")) {
-        const int n = std::atoi(v);
-        if (n >= 1 && n <= 8)
-            return std::min(n, std::max(1, n_rx));
-    }
+    if (const int n = tuning::antenna_threads())
+        return std::min(n, std::max(1, n_rx));
     if (fft_size < 1024)
         return 1;
     const int hw = static_cast<int>(std::thread::hardware_concurrency());

@@ -1,0 +1,42 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// The benchmark's output: the table on stdout (scripts/measure/flowgraph-* read it) and
+// one CSV row per run.
+
+#ifndef INCLUDED_MIMODET_FLOWGRAPH_BENCH_REPORT_H
+#define INCLUDED_MIMODET_FLOWGRAPH_BENCH_REPORT_H
+
+#include "options.h"
+#include "run.h"
+#include <ostream>
+#include <string>
+
+namespace fg_bench {
+
+//! What one run measured: the configuration of a table row.
+struct run_config {
+    std::string alg, backend, mod, dom;
+    int nt = 0, nr = 0;
+    double snr = 0, rate = 0;
+};
+
+//! The run's parameters and the table's column names.
+void print_table_header(const options& o);
+
+//! The row of a run (or the line saying why it was skipped) and its notes.
+void print_row(const options& o, const run_config& c, const run_result& r);
+
+void write_csv_header(std::ostream& csv);
+void write_csv_row(std::ostream& csv,
+                   const options& o,
+                   const run_config& c,
+                   const run_result& r);
+
+} // namespace fg_bench
+
+#endif

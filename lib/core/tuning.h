@@ -1,0 +1,91 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Every environment switch of the library, in one place. They are for measurements and
+// tests, never needed in a flowgraph: each one replaces a default that the blocks'
+// parameters and the measured defaults already choose. Each function reads its
+// variable when it is called (the library calls it when an object is made, or once per
+// process where noted), checks the value and says what it means; switches() lists them
+// all (docs/TUNING.md shows the same table). An unset or empty variable is the default.
+
+#ifndef INCLUDED_MIMODET_CORE_TUNING_H
+#define INCLUDED_MIMODET_CORE_TUNING_H
+
+#include <gnuradio/mimodet/api.h>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+namespace tuning {
+
+//! MIMODET_ANTENNA_THREADS=1..8: threads of the stages that share a slot's antennas out
+//! (ofdm_sync, ofdm_demod; at most n_rx). 0 (unset): the stage's own rule
+//! (antenna_threads() in worker_pool.h). Read when a block is made.
+MIMODET_API int antenna_threads();
+
+//! MIMODET_NO_AVX (any value): the channel estimator's Wiener step keeps its SSE code
+//! on a CPU with AVX (the tests compare both). Read once per process.
+MIMODET_API bool no_avx();
+
+//! MIMODET_CALL_TIMELINE=PREFIX: per-call timelines of the instrumented stages are
+//! written to PREFIX_<kind>_<n>.csv (call_timeline.h). "" (unset): none. Read when an
+//! instrumented object is made.
+MIMODET_API std::string call_timeline_prefix();
+
+//! MIMODET_GPU_LANES=1..4: lanes (slots in flight) of a GPU receiver or detector. 0
+//! (unset): the block's default (2; a detector with a PSD deadline 1). Read when a block
+//! is made.
+MIMODET_API int gpu_lanes();
+
+//! MIMODET_MAX_SLOTS_PER_CALL=1..8: most slots mimo_detector detects in one call. 0
+//! (unset): 8. Read when a block is made.
+MIMODET_API int max_slots_per_call();
+
+//! MIMODET_SYNC_AHEAD=0|1: whether ofdm_sync takes the next slot's input in the call
+//! that puts a slot out. -1 (unset): the block's default (1). Read when a block is made.
+MIMODET_API int sync_ahead();
+
+//! MIMODET_INPUT_REGISTER=0|1: 0 makes a GPU receiver that demodulates copy each slot
+//! to page-locked memory instead of uploading it from its registered input buffers.
+//! -1 (unset): register (1). Read when the flowgraph starts.
+MIMODET_API int input_register();
+
+//! MIMODET_GPU_WAIT=spin|block: block makes the host threads sleep while the GPU works
+//! instead of polling (CUDA's default, spin). Any other value is spin. Read once per
+//! process, at the first GPU wait (which may be in a block's work(), so a bad value
+//! is not an error there).
+MIMODET_API bool gpu_wait_blocks();
+
+//! MIMODET_PSD_KERNEL=warp|block|auto: forces the CUDA PSD detector's variant of
+//! Algorithm 3 (warp or block kernel). "auto" or "" (unset): the factory's choice.
+//! Read when a detector is made.
+MIMODET_API std::string psd_kernel();
+
+//! For the switches above that are integers: the value of `name` if set, in lo..hi;
+//! `fallback` if unset or empty. std::invalid_argument naming the variable otherwise,
+//! and for a name that is not in switches().
+MIMODET_API int integer(const char* name, int lo, int hi, int fallback);
+
+//! One switch: its variable, its values, its default and what it changes.
+struct switch_info {
+    const char* name;
+    const char* values;
+    const char* fallback;
+    const char* effect;
+};
+
+//! Every switch of the library.
+MIMODET_API const std::vector<switch_info>& switches();
+
+} // namespace tuning
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif
