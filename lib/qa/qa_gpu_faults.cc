@@ -18,6 +18,7 @@
 //              backend "cuda" must throw a std::runtime_error that names the
 //              out-of-memory condition; "auto" must give a CPU detector whose bits are
 //              the CPU's; prints one line per algorithm, exits 0 when all hold
+//   echo       prints "ready 0 0" and waits for its stdin to close (the harness's check)
 //   loop:ALG:SEED  detects one batch on the GPU over and over for about 3 s, each time
 //              against the CPU's bits; prints "calls <n> mismatches <m>", exits 0 when
 //              no call differed
@@ -187,6 +188,14 @@ int run_role(const std::string& role)
     try {
         if (role == "hog")
             return role_hog();
+        if (role == "echo") { // the test harness's own check, without a device
+            std::printf("ready 0 0\n");
+            std::fflush(stdout);
+            char c;
+            while (read(0, &c, 1) > 0) {
+            }
+            return 0;
+        }
         if (role == "construct")
             return role_construct();
         if (role.rfind("loop:", 0) == 0) {
@@ -204,8 +213,11 @@ int run_role(const std::string& role)
 
 //! A role process runs here, before main(), and never reaches the tests.
 const bool g_role_dispatch = [] {
-    if (const char* r = std::getenv(k_role_env))
-        std::_Exit(run_role(r));
+    if (const char* r = std::getenv(k_role_env)) {
+        const int rc = run_role(r);
+        std::fflush(stdout); // _Exit does not
+        std::_Exit(rc);
+    }
     return false;
 }();
 
@@ -339,6 +351,18 @@ struct memory_hog {
 };
 
 } // namespace
+
+TEST(gpu_faults, role_processes_start_report_and_end)
+{
+    // The harness itself (host only): a role process reports, holds until its stdin
+    // closes, and its exit status comes back; an unknown role fails.
+    child e = spawn_role("echo");
+    EXPECT_EQ(read_line(e, 60.0), "ready 0 0");
+    EXPECT_EQ(finish(e, 60.0), 0);
+    child u = spawn_role("no such role");
+    EXPECT_EQ(read_rest(u, 60.0), "unknown role no such role\n");
+    EXPECT_EQ(finish(u, 60.0), 2);
+}
 
 TEST(gpu_faults, new_detectors_while_another_process_holds_the_memory)
 {
