@@ -12,7 +12,7 @@
 // MIMODET_QA_GPU_FAULTS_ROLE set; the role runs before main() and exits): a process
 // forked from one that already uses CUDA cannot use it itself, and a fresh process is
 // also what another application on the machine is.
-//   hog        takes all the device memory it can get (cudaMalloc down to 1 MiB pieces),
+//   hog        takes all the device memory it can get (cuMemAlloc down to 1 MiB pieces),
 //              prints "ready <bytes held> <bytes total>", holds it until its stdin closes
 //   construct  (started while a hog holds the memory, with no CUDA context of its own):
 //              backend "cuda" must throw a std::runtime_error that names the
@@ -79,44 +79,52 @@ int worse_either_way(const qa::batch& b,
 
 int role_hog()
 {
-    // The CUDA runtime's C API, loaded at run time: the program builds without CUDA too
-    // (and then skips), and the library exports no allocator.
-    void* rt = nullptr;
-    for (const char* name : { "libcudart.so", "libcudart.so.12", "libcudart.so.11.0" })
-        if ((rt = dlopen(name, RTLD_NOW)) != nullptr)
-            break;
-    if (!rt) {
-        std::printf("failed: no CUDA runtime library\n");
+    // The CUDA driver's API, loaded at run time: every machine with an NVIDIA driver
+    // has it (the runtime library may be linked statically, and of any version), the
+    // program builds without CUDA too (and then skips), and the library exports no
+    // allocator.
+    void* drv = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!drv) {
+        std::printf("failed: no CUDA driver library (libcuda.so.1)\n");
         return 1;
     }
-    using free_fn = int (*)(void*);
-    using malloc_fn = int (*)(void**, size_t);
+    using init_fn = int (*)(unsigned);
+    using device_fn = int (*)(int*, int);
+    using retain_fn = int (*)(void**, int);
+    using current_fn = int (*)(void*);
+    using alloc_fn = int (*)(unsigned long long*, size_t);
     using info_fn = int (*)(size_t*, size_t*);
-    using error_fn = int (*)();
-    const auto cudaFree = reinterpret_cast<free_fn>(dlsym(rt, "cudaFree"));
-    const auto cudaMalloc = reinterpret_cast<malloc_fn>(dlsym(rt, "cudaMalloc"));
-    const auto cudaMemGetInfo = reinterpret_cast<info_fn>(dlsym(rt, "cudaMemGetInfo"));
-    const auto cudaGetLastError =
-        reinterpret_cast<error_fn>(dlsym(rt, "cudaGetLastError"));
-    if (!cudaFree || !cudaMalloc || !cudaMemGetInfo || !cudaGetLastError) {
-        std::printf("failed: CUDA runtime symbols missing\n");
+    const auto cuInit = reinterpret_cast<init_fn>(dlsym(drv, "cuInit"));
+    const auto cuDeviceGet = reinterpret_cast<device_fn>(dlsym(drv, "cuDeviceGet"));
+    const auto cuDevicePrimaryCtxRetain =
+        reinterpret_cast<retain_fn>(dlsym(drv, "cuDevicePrimaryCtxRetain"));
+    const auto cuCtxSetCurrent =
+        reinterpret_cast<current_fn>(dlsym(drv, "cuCtxSetCurrent"));
+    const auto cuMemAlloc = reinterpret_cast<alloc_fn>(dlsym(drv, "cuMemAlloc_v2"));
+    const auto cuMemGetInfo = reinterpret_cast<info_fn>(dlsym(drv, "cuMemGetInfo_v2"));
+    if (!cuInit || !cuDeviceGet || !cuDevicePrimaryCtxRetain || !cuCtxSetCurrent ||
+        !cuMemAlloc || !cuMemGetInfo) {
+        std::printf("failed: CUDA driver symbols missing\n");
         return 1;
     }
-    if (cudaFree(nullptr) != 0) { // the context: it needs memory of its own
+    // Device 0's primary context, the one the library's runtime uses: it needs memory of
+    // its own.
+    int dev = 0;
+    void* ctx = nullptr;
+    if (cuInit(0) != 0 || cuDeviceGet(&dev, 0) != 0 ||
+        cuDevicePrimaryCtxRetain(&ctx, dev) != 0 || cuCtxSetCurrent(ctx) != 0) {
         std::printf("failed: no context\n");
         return 1;
     }
     size_t free_b = 0, total = 0;
-    cudaMemGetInfo(&free_b, &total);
+    cuMemGetInfo(&free_b, &total);
     size_t held = 0;
     for (size_t piece = size_t(1) << 30; piece >= (size_t(1) << 20);) {
-        void* p = nullptr;
-        if (cudaMalloc(&p, piece) == 0) {
+        unsigned long long p = 0;
+        if (cuMemAlloc(&p, piece) == 0)
             held += piece; // kept until the process ends
-        } else {
-            (void)cudaGetLastError();
+        else
             piece /= 2;
-        }
     }
     std::printf("ready %zu %zu\n", held, total);
     std::fflush(stdout);
