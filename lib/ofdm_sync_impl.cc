@@ -183,6 +183,7 @@ int ofdm_sync_impl::general_work(int noutput_items,
     d_idle_call = produced == 0 && consumed == 0;
     d_locked = d_sync.locked();
     d_missed = d_sync.pss_missed();
+    d_lost = d_sync.slots_lost();
     consume_each(consumed);
     if (d_timeline && produced > 0) // the calls that only took samples in are not kept
         d_timeline->add({ double(t_start),

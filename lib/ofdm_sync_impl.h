@@ -26,6 +26,7 @@ public:
     bool locked() const override { return d_locked.load(); }
     uint64_t slots_out() const override { return d_slots.load(); }
     uint64_t pss_missed() const override { return d_missed.load(); }
+    uint64_t slots_lost() const override { return d_lost.load(); }
     double sro_ppm() const override { return d_sro.load(); }
     bool resampling() const override { return d_resampling.load(); }
     int cell_id() const override { return d_cell.load(); }
@@ -50,6 +51,7 @@ private:
     std::atomic<bool> d_locked{ false };
     std::atomic<uint64_t> d_slots{ 0 };
     std::atomic<uint64_t> d_missed{ 0 };
+    std::atomic<uint64_t> d_lost{ 0 };
     std::atomic<double> d_sro{ 0.0 };
     std::atomic<bool> d_resampling{ false };
     std::atomic<int> d_cell{ -1 };

@@ -268,6 +268,23 @@ int detector::bits_per_vector() const
     return d_cfg.n_tx * static_cast<int>(d_cfg.mod);
 }
 
+namespace {
+//! One vector through a new CUDA detector, so that a device that cannot run it (its
+//! memory held by another process, no room for a context) shows at construction, where
+//! "auto" can still take the CPU, and not in the middle of a stream. Throws what the
+//! backend throws (std::runtime_error for CUDA errors).
+void first_detection(detector& d)
+{
+    const detector_config& c = d.config();
+    std::vector<detector::cf> H(static_cast<size_t>(c.n_rx) * c.n_tx), y(c.n_rx);
+    for (int i = 0; i < c.n_tx; ++i)
+        H[static_cast<size_t>(i) * c.n_tx + i] = 1.0f;
+    const float noise_var = 1.0f;
+    std::vector<uint8_t> bits(d.bits_per_vector());
+    d.detect_bits(H.data(), y.data(), 1, 1, &noise_var, bits.data());
+}
+} // namespace
+
 detector::sptr detector::make(const detector_config& cfg)
 {
     validate_config(cfg);
@@ -280,7 +297,15 @@ detector::sptr detector::make(const detector_config& cfg)
             throw std::runtime_error(
                 "mimodet: backend 'cuda' requested but no CUDA device is available" +
                 std::string(core::cuda_built() ? "" : " (built without CUDA)"));
-        auto d = core::make_cuda_detector(cfg);
+        detector::sptr d;
+        try {
+            d = core::make_cuda_detector(cfg);
+            if (d)
+                first_detection(*d);
+        } catch (const std::runtime_error& e) {
+            throw std::runtime_error("mimodet: backend 'cuda': the device cannot run '" +
+                                     cfg.algorithm + "': " + e.what());
+        }
         if (!d)
             throw std::invalid_argument("mimodet: algorithm '" + cfg.algorithm +
                                         "' has no CUDA implementation in this build");
@@ -288,11 +313,19 @@ detector::sptr detector::make(const detector_config& cfg)
     }
     // auto
     if (devices > 0) {
-        if (auto d = core::make_cuda_detector(cfg))
-            return d;
-        log_message("info",
-                    "backend 'auto': no CUDA implementation of '" + cfg.algorithm +
-                        "', using the CPU");
+        try {
+            if (auto d = core::make_cuda_detector(cfg)) {
+                first_detection(*d);
+                return d;
+            }
+            log_message("info",
+                        "backend 'auto': no CUDA implementation of '" + cfg.algorithm +
+                            "', using the CPU");
+        } catch (const std::runtime_error& e) {
+            log_message("warn",
+                        "backend 'auto': the CUDA device cannot run '" + cfg.algorithm +
+                            "' (" + e.what() + "), using the CPU");
+        }
     } else {
         log_message("info", "backend 'auto': no CUDA device found, using the CPU");
     }

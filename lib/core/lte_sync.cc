@@ -118,6 +118,7 @@ slot_sync::slot_sync(const lte_numerology& num,
     d_ph.resize(d_slot);
     d_cor.resize(n_rx);
     d_cp_sums.resize(static_cast<size_t>(n_rx) * lte_numerology::symbols_per_slot);
+    d_cp_energy.resize(d_cp_sums.size());
     d_pss_bins.assign(n_rx, std::vector<cf>(k_sync_len));
     d_sss_bins.assign(n_rx, std::vector<cf>(k_sync_len));
     acquisition_restart(0);
@@ -273,18 +274,27 @@ sss_decision slot_sync::check_sss(int64_t pss_pos)
 
 bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
 {
+    for (;;) {
+        const slot_step r = next_slot(out, info);
+        if (r != slot_step::dropped)
+            return r == slot_step::out;
+    }
+}
+
+slot_sync::slot_step slot_sync::next_slot(const std::vector<cf*>& out, slot_info& info)
+{
     if (d_locked && d_pss_pending) {
         if (end() < pss_input_end())
-            return false;
+            return slot_step::wait;
         track_pss(); // before the next slot: its timing, clock and number depend on it
     }
     if (!d_locked) {
         run_acquisition();
         if (!d_locked)
-            return false;
+            return slot_step::wait;
     }
     if (end() < slot_input_end())
-        return false;
+        return slot_step::wait;
     info = slot_info();
     if (lte_grid::has_sync(d_ns) && d_pss_done == d_start) {
         info.pss_checked = true; // the lock's PSS, in this slot
@@ -326,12 +336,51 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
         for (int a = static_cast<int>(k); a < d_n_rx; a += t) {
             if (d_resample)
                 d_interp.resample(at(a, start), p0 - start, d_clk_b, d_raw[a].data(), d_slot);
-            cp_symbol_sums(d_num, ptr[a], d_num.cp_other / 4, &d_cp_sums[a * L]);
+            cp_symbol_sums(d_num,
+                           ptr[a],
+                           d_num.cp_other / 4,
+                           &d_cp_sums[a * L],
+                           &d_cp_energy[a * L]);
         }
     });
     cd r = 0.0; // cp_correlation's order of additions
-    for (const cd& v : d_cp_sums)
-        r += v;
+    double energy = 0.0;
+    for (size_t i = 0; i < d_cp_sums.size(); ++i) {
+        r += d_cp_sums[i];
+        energy += d_cp_energy[i];
+    }
+    if (energy > 0.0)
+        r /= energy; // cp_coefficient: the slot's weight does not follow its level
+    // Not the transmitter's signal where the slot's cyclic prefixes do not repeat its
+    // symbols' ends (SNR / (1 + SNR) for the signal, about 0 for noise, zeros, a timing
+    // that is off): a slot far above the signal's level (a burst of interference, an ADC
+    // at full scale), or one after a missed PSS (the signal gone, or the timing lost).
+    // Its bits would be noise that nothing downstream could tell from data: it is
+    // dropped (the slot numbers after it say so) and counted as lost.
+    const bool burst = d_level > 0.0 && energy > d_p.burst_ratio * d_level;
+    if (finite(r) && std::isfinite(energy) && (burst || d_missed > 0) &&
+        std::abs(r) < d_p.drop_max_coef) {
+        if (d_dropped_run++ == 0)
+            log(2,
+                fmt("ofdm_sync: slot %d dropped: %s (CP correlation %.2f)",
+                    d_ns,
+                    burst ? fmt("%.0f dB above the signal's level",
+                                10.0 * std::log10(energy / d_level))
+                                .c_str()
+                          : "no signal after a missed PSS",
+                    std::abs(r)));
+        ++d_lost_pending;
+        ++d_slots_lost_total;
+        if (info.pss_checked) // reported with the next slot out instead
+            d_pss_report = info;
+        advance_slot(start);
+        return slot_step::dropped;
+    }
+    if (d_dropped_run > 0)
+        log(2, fmt("ofdm_sync: %d slots dropped", d_dropped_run));
+    d_dropped_run = 0;
+    if (std::isfinite(energy) && energy > 0.0) // the signal's level: a slow average
+        d_level = d_level > 0.0 ? 0.9 * d_level + 0.1 * energy : energy;
     if (finite(r)) {
         // A plain mean over the first 1/cfo_alpha slots after the lock, then exponential.
         const double w = std::max(d_p.cfo_alpha, 1.0 / (++d_cfo_slots));
@@ -359,8 +408,29 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
     info.sro_ppm = sro_ppm();
     info.resampled = d_resample;
     info.cell_id = d_cell_id;
+    info.slots_lost = d_lost_pending;
+    d_lost_pending = 0;
+    if (d_first && d_last_end >= 0) {
+        // A re-lock: the input between the last slot out and this one was never put out.
+        // Whole slots of it (on the receiver's clock: the offset is at most ppm).
+        const int64_t n = std::max<int64_t>(
+            0, std::llround(static_cast<double>(start - d_last_end) / d_slot));
+        info.slots_lost += n;
+        d_slots_lost_total += static_cast<uint64_t>(n);
+        if (n > 0)
+            log(1,
+                fmt("ofdm_sync: %lld slots lost while unlocked",
+                    static_cast<long long>(n)));
+    }
     d_first = false;
+    advance_slot(start);
+    return slot_step::out;
+}
+
+void slot_sync::advance_slot(int64_t start)
+{
     d_last_start = start;
+    d_last_end = d_resample ? std::llround(clock_pos(d_n_out + d_slot)) : start + d_slot;
     d_ns = (d_ns + 1) % lte_numerology::slots_per_frame;
     d_n_out += d_slot;
     d_start = d_resample ? static_cast<int64_t>(std::floor(clock_pos(d_n_out)))
@@ -369,7 +439,6 @@ bool slot_sync::pop_slot(const std::vector<cf*>& out, slot_info& info)
     if (d_pss_pending) // its search window, and the SSS symbol before the PSS
         keep = std::min(keep, d_pss_pending->expected - d_track - d_n - d_num.cp_other);
     discard_before(keep);
-    return true;
 }
 
 } // namespace lte_sync

@@ -94,6 +94,15 @@ struct slot_sync_params {
     //! Largest sample-rate offset accepted from the first two PSS after the lock (a
     //! larger timing change between them is a clock jump: the line restarts there).
     double sro_max_ppm = 1000.0;
+    //! Slots dropped (not put out, counted in slots_lost) as not the transmitter's: a
+    //! CP correlation coefficient below drop_max_coef (the signal has SNR / (1 + SNR),
+    //! noise about 1 / sqrt(CP samples): 0.07 at 1.4 MHz with 2 antennas, 0.1 with one;
+    //! 0.3 is a signal at -3.7 dB per sample) and either an energy above burst_ratio
+    //! times the signal's level (a slow average over the slots put out since the lock:
+    //! a burst of interference, an ADC at full scale) or a missed PSS since the last one
+    //! found (the signal gone, or the timing lost, until the lock is dropped).
+    double drop_max_coef = 0.3;
+    double burst_ratio = 1000.0;
 };
 
 //! What pop_slot returns besides the samples.
@@ -113,6 +122,10 @@ struct slot_info {
     double sro_ppm = 0.0;    //!< sample-rate offset estimate (0 until a PSS is tracked)
     bool resampled = false;  //!< the slot was resampled to remove the sample-rate offset
     int cell_id = -1;        //!< the cell whose PSS/SSS the slot timing follows
+    //! Slots never put out just before this one: at a re-lock the input between the end
+    //! of the last slot out before the lock was dropped and this slot's start (whole
+    //! slots), and the slots dropped as bursts (slot_sync_params::burst_ratio).
+    int64_t slots_lost = 0;
 };
 
 //! The last lock of a slot_sync: the cell found and how clearly.
@@ -180,6 +193,8 @@ public:
     //! Appends n samples of every antenna.
     void push(const std::vector<const cf*>& in, int n);
     //! Next slot into out[a] (slot_samples each) if ready.
+    //! A slot dropped as not the transmitter's (slot_sync_params::burst_ratio) is
+    //! skipped: the next one is returned, its slot_info::slots_lost counting the drop.
     bool pop_slot(const std::vector<cf*>& out, slot_info& info);
     //! Input samples the synchroniser wants before it can make progress (>= 1).
     int64_t samples_wanted() const;
@@ -196,6 +211,11 @@ public:
     //! Tracking searches that found no PSS, so far (also those that dropped the lock,
     //! which the next slot's slot_info does not report: that slot is the new lock's).
     uint64_t pss_missed() const { return d_pss_missed_total; }
+    //! Slots lost so far, the sum of slot_info::slots_lost: the input never put out
+    //! between a dropped lock and the next one (the slots put out while the PSS was
+    //! missing, before the lock was dropped, are not in it), and the slots dropped as
+    //! bursts (slot_sync_params::burst_ratio).
+    uint64_t slots_lost() const { return d_slots_lost_total; }
     double cfo() const;
     //! Sample-rate offset estimate in ppm (receiver samples per transmitted sample - 1);
     //! 0 until it is known (the first tracked PSS after the lock).
@@ -256,6 +276,12 @@ private:
     int64_t pss_input_end() const;
     void track_pss();
     void set_resampling();
+    enum class slot_step { out, dropped, wait };
+    //! One step of pop_slot: a slot out, a slot dropped, or more input needed.
+    slot_step next_slot(const std::vector<cf*>& out, slot_info& info);
+    //! The state of the next slot, once the slot at input position start is out or
+    //! dropped.
+    void advance_slot(int64_t start);
 
     lte_numerology d_num;
     int d_n_rx, d_cell_id;
@@ -330,6 +356,7 @@ private:
     std::vector<const cf*> d_ptr;
     std::vector<cf*> d_optr;
     std::vector<cd> d_cp_sums;                //!< CP sums per antenna and symbol
+    std::vector<double> d_cp_energy;          //!< their samples' energy (cp_coefficient)
 
     // sample-rate offset
     frac_interp d_interp;
@@ -348,6 +375,11 @@ private:
     bool d_sro_valid = false;            //!< d_clk_b estimated (>= 2 PSS)
     bool d_resample = false;
     int64_t d_last_start = -1; //!< input_start of the previous slot (timing_step)
+    int64_t d_last_end = -1;   //!< input position after the last slot out (slots_lost)
+    uint64_t d_slots_lost_total = 0;
+    int64_t d_lost_pending = 0; //!< slots dropped since the last slot out
+    int d_dropped_run = 0;      //!< slots dropped in a row (one log line per run)
+    double d_level = 0.0; //!< the signal's CP energy per slot (0: none since the lock)
 };
 
 } // namespace lte_sync

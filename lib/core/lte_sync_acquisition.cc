@@ -148,6 +148,7 @@ bool slot_sync::try_lock(int64_t coarse, int n_id2)
     for (int a = 0; a < d_n_rx; ++a)
         ptr.push_back(at(a, th_lo));
     cd gamma;
+    bool gamma_is_coefficient = false;
     cp_search(d_num, ptr, static_cast<int>(th_hi - th_lo + 1), &gamma);
     if (!finite(gamma)) {
         log(3, "ofdm_sync: non-finite input samples around a PSS candidate");
@@ -178,9 +179,10 @@ bool slot_sync::try_lock(int64_t coarse, int n_id2)
         std::vector<const cf*> sp;
         for (int a = 0; a < d_n_rx; ++a)
             sp.push_back(at(a, s1));
-        const cd r = cp_correlation(d_num, sp, d_num.cp_other / 4);
+        const cd r = cp_coefficient(d_num, sp, d_num.cp_other / 4);
         if (finite(r) && std::abs(r) > 0.0) {
             gamma = r;
+            gamma_is_coefficient = true;
             d_rot.reset(cfo_from_correlation(gamma), s1);
             d_pss_bins_pos = -1;
         }
@@ -229,6 +231,10 @@ bool slot_sync::try_lock(int64_t coarse, int n_id2)
     }
     d_locked = true;
     d_first = true;
+    d_level = 0.0; // the new lock's first slot sets it
+    if (d_dropped_run > 0)
+        log(2, fmt("ofdm_sync: %d slots dropped", d_dropped_run));
+    d_dropped_run = 0;
     d_pss_pending.reset();
     d_pss_report = slot_info();
     d_start = start;
@@ -243,7 +249,10 @@ bool slot_sync::try_lock(int64_t coarse, int n_id2)
     if (d_p.sro_window > 0)
         clock_update(pss - start, static_cast<double>(pss) + fraction_at(pss),
                      timing_sigma(m));
-    d_cfo_corr = gamma;
+    // The smoothed CFO holds correlation coefficients (cp_coefficient); the search's
+    // plain correlation, where the slot's was not in the buffer, counts as one of
+    // magnitude 1.
+    d_cfo_corr = gamma_is_coefficient ? gamma : gamma / std::abs(gamma);
     d_cfo_slots = 1;
     d_lock_metric = m;
     d_missed = 0;

@@ -16,21 +16,39 @@ namespace lte_sync {
 
 using namespace detail;
 
-void detail::cp_symbol_sums(const lte_numerology& num, const cf* xa, int skip, cd* s)
+void detail::cp_symbol_sums(const lte_numerology& num, const cf* xa, int skip, cd* s, double* e)
 {
     const int N = num.fft_size;
     int off = 0;
     for (int l = 0; l < lte_numerology::symbols_per_slot; ++l) {
         const int cp = num.cp_length(l);
-        double re = 0.0, im = 0.0;
+        double re = 0.0, im = 0.0, en = 0.0;
         for (int n = off + std::min(skip, cp - 1); n < off + cp; ++n) {
             const cf a = xa[n], b = xa[n + N];
             re += a.real() * b.real() + a.imag() * b.imag();
             im += a.real() * b.imag() - a.imag() * b.real();
+            if (e)
+                en += 0.5 * (std::norm(a) + std::norm(b));
         }
         s[l] = cd(re, im);
+        if (e)
+            e[l] = en;
         off += cp + N;
     }
+}
+
+cd detail::cp_coefficient(const lte_numerology& num, const std::vector<const cf*>& x, int skip)
+{
+    cd r = 0.0, s[lte_numerology::symbols_per_slot];
+    double en = 0.0, e[lte_numerology::symbols_per_slot];
+    for (const cf* xa : x) {
+        cp_symbol_sums(num, xa, skip, s, e);
+        for (int l = 0; l < lte_numerology::symbols_per_slot; ++l) {
+            r += s[l];
+            en += e[l];
+        }
+    }
+    return en > 0.0 ? r / en : cd(0.0);
 }
 
 cd cp_correlation(const lte_numerology& num, const std::vector<const cf*>& x, int skip)
@@ -38,7 +56,7 @@ cd cp_correlation(const lte_numerology& num, const std::vector<const cf*>& x, in
     cd r = 0.0;
     cd s[lte_numerology::symbols_per_slot];
     for (const cf* xa : x) {
-        cp_symbol_sums(num, xa, skip, s);
+        cp_symbol_sums(num, xa, skip, s, nullptr);
         for (const cd& v : s)
             r += v;
     }

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <complex>
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace mimodet {
@@ -38,7 +39,15 @@ bool finite(std::complex<T> z)
 
 //! cp_correlation's sum over each CP l of one antenna into s[l]; adding them up in
 //! antenna and symbol order gives cp_correlation (slot_sync computes them in parallel).
-void cp_symbol_sums(const lte_numerology& num, const cf* xa, int skip, cd* s);
+//! With e, also the energy of the same samples and their copies, (|x(n)|^2 +
+//! |x(n+N)|^2) / 2, into e[l]: |s| <= e, and s / e is the correlation coefficient.
+void cp_symbol_sums(const lte_numerology& num, const cf* xa, int skip, cd* s, double* e);
+
+//! The CP correlation coefficient of a slot: cp_correlation over the energy of its
+//! samples (0 where they hold none). Its magnitude is the slot's, not the input's,
+//! level: a burst of noise at full scale weighs no more in the smoothed CFO than a
+//! quiet slot, where the plain correlation outweighed the signal's for 80 slots.
+cd cp_coefficient(const lte_numerology& num, const std::vector<const cf*>& x, int skip);
 } // namespace detail
 
 } // namespace lte_sync

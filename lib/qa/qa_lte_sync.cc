@@ -303,35 +303,123 @@ TEST(lte_sync, slot_sync_acquires_and_tracks)
     }
 }
 
+namespace {
+//! Slots [from, to) of sig, on every antenna, replaced by (replace) or added to complex
+//! Gaussian noise of deviation sigma per component.
+void noise_over_slots(test_signal& sig,
+                      int slot,
+                      int from,
+                      int to,
+                      float sigma,
+                      unsigned seed,
+                      bool replace)
+{
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> gauss(0.0f, sigma);
+    for (auto& x : sig.rx)
+        for (int64_t n = sig.start + int64_t(from) * slot;
+             n < sig.start + int64_t(to) * slot;
+             ++n)
+            x[n] = (replace ? cf(0.0f) : x[n]) + cf(gauss(rng), gauss(rng));
+}
+
+//! The slots of sig (first_ns 0) as they came out with slots [from, from + n) dropped:
+//! every other one at its place and number, in order, the drop reported with slot
+//! from + n. Returns each info's slot index.
+std::vector<int64_t> expect_dropped(const std::vector<slot_info>& infos,
+                                    const test_signal& sig,
+                                    int slot,
+                                    int from,
+                                    int n)
+{
+    std::vector<int64_t> index;
+    for (size_t i = 0; i < infos.size(); ++i) {
+        const int64_t a = static_cast<int64_t>(i) + (i < size_t(from) ? 0 : n);
+        EXPECT_EQ(infos[i].input_start, sig.start + a * slot) << i;
+        EXPECT_EQ(infos[i].ns, static_cast<int>(a % 20)) << i;
+        EXPECT_EQ(infos[i].slots_lost, a == from + n ? n : 0) << i;
+        index.push_back(a);
+    }
+    return index;
+}
+} // namespace
+
 TEST(lte_sync, slot_sync_keeps_timing_through_a_lost_pss)
 {
     // 1.4 MHz, 60 slots; a whole frame (slots 20..39) blanked to noise: the PSS is missed
-    // twice, the slots keep coming with unchanged timing and the lock survives.
+    // twice and the lock survives. Slot 20 goes out (its PSS search runs after it); the
+    // noise slots after the first miss (21..39) are dropped and reported lost with slot
+    // 40, whose timing is unchanged.
     const auto num = lte_numerology::from_bandwidth(1.4);
     const int slot = num.slot_samples();
     auto sig = make_signal(1.4, 1, 1, 77, 60, 0, 3000, 0.2, 20, 5);
-    std::mt19937 rng(9);
-    std::normal_distribution<float> gauss(0.0f, 0.07f);
-    for (int64_t n = sig.start + 20 * slot; n < sig.start + 40 * slot; ++n)
-        sig.rx[0][n] = cf(gauss(rng), gauss(rng));
+    noise_over_slots(sig, slot, 20, 40, 0.07f, 9, true);
     slot_sync sync(num, 1, 77);
-    int missed = 0;
     std::vector<std::string> logs;
     sync.set_logger([&](int level, const std::string& m) {
         if (level >= 2)
             logs.push_back(m);
     });
     const auto infos = run_sync(sync, sig, 3);
-    ASSERT_GE(infos.size(), 58u);
-    for (size_t i = 0; i < infos.size(); ++i) {
-        EXPECT_EQ(infos[i].input_start, sig.start + static_cast<int64_t>(i) * slot);
-        EXPECT_EQ(infos[i].ns, static_cast<int>(i % 20));
-        if (infos[i].pss_checked && !infos[i].pss_found)
-            ++missed;
-    }
-    EXPECT_EQ(missed, 2);
-    EXPECT_EQ(logs.size(), 2u);
+    ASSERT_GE(infos.size(), 58u - 19u);
+    expect_dropped(infos, sig, slot, 21, 19);
+    EXPECT_EQ(sync.pss_missed(), 2u);
+    EXPECT_EQ(sync.slots_lost(), 19u);
+    // Two missed PSS, the first slot dropped and the run's end.
+    EXPECT_EQ(logs.size(), 4u);
     EXPECT_TRUE(sync.locked());
+}
+
+TEST(lte_sync, slot_sync_drops_a_full_scale_burst_and_keeps_the_cfo)
+{
+    // 1.4 MHz, 40 slots, CFO 0.2; noise 80 dB above the signal over slots 15..17: those
+    // three are dropped (reported lost with slot 18), the lock and timing stay, and the
+    // CFO estimate after the burst is the signal's (the smoothing weighs each slot by
+    // its correlation coefficient, not its energy).
+    const auto num = lte_numerology::from_bandwidth(1.4);
+    const int slot = num.slot_samples();
+    auto sig = make_signal(1.4, 1, 2, 77, 40, 0, 3000, 0.2, 20, 6);
+    noise_over_slots(sig, slot, 15, 18, 1e4f, 10, false);
+    slot_sync sync(num, 2, 77);
+    const auto infos = run_sync(sync, sig, 4);
+    ASSERT_GE(infos.size(), 38u - 3u);
+    const auto index = expect_dropped(infos, sig, slot, 15, 3);
+    for (size_t i = 0; i < infos.size(); ++i)
+        if (index[i] >= 18)
+            EXPECT_NEAR(infos[i].cfo, 0.2, 0.01) << i;
+    EXPECT_EQ(sync.slots_lost(), 3u);
+    EXPECT_EQ(sync.pss_missed(), 0u); // slot 10's and 20's PSS are outside the burst
+    EXPECT_TRUE(sync.locked());
+}
+
+TEST(lte_sync, slot_sync_counts_the_slots_lost_until_the_relock)
+{
+    // 1.4 MHz, 260 slots; zeros from inside slot 30 for 100 ms (200 slots): slot 30 goes
+    // out, the zero slots after its missed PSS are dropped until the lock goes (8 missed
+    // PSS), and the first slot of the new lock (slot 230, which holds the gap's end)
+    // reports the rest. Lost in all: the 199 slots after slot 30 up to 230.
+    const auto num = lte_numerology::from_bandwidth(1.4);
+    const int slot = num.slot_samples();
+    auto sig = make_signal(1.4, 1, 1, 77, 260, 0, 3000, 0.2, 20, 7);
+    const int64_t g0 = sig.start + 30 * slot + 100;
+    std::fill(sig.rx[0].begin() + g0, sig.rx[0].begin() + g0 + 200 * slot, cf(0.0f));
+    slot_sync sync(num, 1, 77);
+    const auto infos = run_sync(sync, sig, 5);
+    int64_t lost = 0;
+    size_t relock = 0;
+    for (size_t i = 0; i < infos.size(); ++i) {
+        lost += infos[i].slots_lost;
+        if (i > 0 && infos[i].first)
+            relock = i;
+    }
+    ASSERT_EQ(relock, 31u);
+    EXPECT_EQ(infos[30].input_start, sig.start + 30 * slot);
+    EXPECT_EQ(infos[relock].input_start, sig.start + 230 * slot);
+    EXPECT_EQ(infos[relock].ns, 10);
+    EXPECT_EQ(infos[relock].slots_lost, 199);
+    EXPECT_EQ(lost, 199);
+    EXPECT_EQ(sync.slots_lost(), 199u);
+    EXPECT_EQ(sync.pss_missed(), 8u);
 }
 
 TEST(lte_sync, slot_sync_follows_a_timing_step)

@@ -74,6 +74,16 @@ namespace mimodet {
  * dropped and the block re-acquires. Two confident SSS decisions in a row contradicting
  * the slot count relabel it. Non-finite input is logged and does not change the CFO.
  *
+ * Slots that hold no signal of the transmitter are dropped, not put out (their bits
+ * would be noise that no block downstream could tell from data; the slot numbers after
+ * them show the gap), and counted in slots_lost(): a slot whose CP correlation
+ * coefficient (the slot's, over its energy: SNR / (1 + SNR) for the signal, about 0.1
+ * for noise, zeros or a timing that is off) is below 0.3 and that either comes after a
+ * missed PSS (the signal gone, the timing lost) or has 30 dB more energy than the
+ * signal's level since the lock (a burst of interference, an ADC at full scale). The
+ * CFO is smoothed over the slots' coefficients, so a burst does not pull it away
+ * either. Measured faults and their outcome: docs/RELIABILITY.md, "Faults".
+ *
  * Sample-rate offset: the fractional position of every tracked PSS (maximum of the
  * correlation at fractional lags, from its 62 subcarriers) goes into a weighted
  * least-squares line over the last 16 PSS, whose slope is the receiver's sample rate
@@ -119,6 +129,12 @@ public:
     virtual uint64_t slots_out() const = 0;
     //! PSS searches in tracking that found no PSS, so far.
     virtual uint64_t pss_missed() const = 0;
+    //! Slots lost so far: the slots dropped (above), and at every re-lock the whole
+    //! slots of input between the last slot out before the lock was dropped and the new
+    //! lock's first slot (a signal gone for 100 ms: 200 slots, less the one or two that
+    //! hold its edges). A run of drops logs a warning, a re-lock that lost slots their
+    //! number at info level.
+    virtual uint64_t slots_lost() const = 0;
     //! Sample-rate offset estimate in ppm (receiver samples per transmitted sample, minus
     //! 1); 0 until the first PSS after the lock has been tracked.
     virtual double sro_ppm() const = 0;

@@ -34,14 +34,25 @@ void bind_ofdm_sync(py::module& m)
              "otherwise.")
         .def("cfo",
              &ofdm_sync::cfo,
-             "Current CFO estimate in subcarrier spacings (15 kHz); 0 before the first lock.")
-        .def("locked", &ofdm_sync::locked, "Whether the block is locked (emitting slots).")
+             "Current CFO estimate in subcarrier spacings (15 kHz); 0 before the first "
+             "lock.")
+        .def(
+            "locked", &ofdm_sync::locked, "Whether the block is locked (emitting slots).")
         .def("slots_out", &ofdm_sync::slots_out, "Slots emitted so far.")
         .def("pss_missed", &ofdm_sync::pss_missed, "Tracking PSS searches that failed.")
-        .def("sro_ppm",
-             &ofdm_sync::sro_ppm,
-             "Sample-rate offset estimate in ppm (receiver samples per transmitted sample "
-             "- 1); 0 until the first PSS after the lock has been tracked.")
+        .def(
+            "slots_lost",
+            &ofdm_sync::slots_lost,
+            "Slots lost so far: the slots dropped as holding no signal of the "
+            "transmitter "
+            "(after a missed PSS, or a burst far above the signal's level), and at every "
+            "re-lock the whole slots of input between the last slot out and the new "
+            "lock's first slot.")
+        .def(
+            "sro_ppm",
+            &ofdm_sync::sro_ppm,
+            "Sample-rate offset estimate in ppm (receiver samples per transmitted sample "
+            "- 1); 0 until the first PSS after the lock has been tracked.")
         .def("resampling",
              &ofdm_sync::resampling,
              "Whether the output is resampled to remove the sample-rate offset.")
