@@ -449,7 +449,7 @@ options parse(int argc, char** argv)
             if (o.n_rx < nt || o.n_rx > 8)
                 throw std::invalid_argument("--nrx must be between n_tx and 8");
     check_in("--mod", o.mods, { "qpsk", "16qam", "64qam" });
-    check_in("--detectors", o.detectors, algorithms());
+    check_in("--detectors", o.detectors, detector_algorithms());
     check_in("--backend", o.backends, { "cpu", "cuda", "auto" });
     check_in("--domain", o.domains, { "freq", "time" });
     check_in("--channel", { o.channel }, { "epa", "eva", "etu", "rayleigh", "awgn" });
@@ -505,11 +505,6 @@ options parse(int argc, char** argv)
             if (r == 0)
                 throw std::invalid_argument("--stall-ms needs a paced source (--rate > 0)");
     return o;
-}
-
-bool is_soft_algorithm(const std::string& a)
-{
-    return a == "ml" || a == "zf" || a == "mmse" || a == "sfsd" || a == "mtt";
 }
 
 // ------------------------------------------------------------------------------------
@@ -1375,7 +1370,7 @@ run_result run_one(const options& o,
                    double rate)
 {
     run_result res;
-    const bool soft = o.soft && is_soft_algorithm(alg);
+    const bool soft = o.soft && detector_algorithm_soft(alg);
     res.out = soft ? "llr" : "bits";
     // The receiver's back end: channel_estimator -> mimo_detector (chain), or both in
     // one mimo_receiver (fused).

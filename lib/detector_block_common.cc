@@ -17,13 +17,6 @@
 namespace gr {
 namespace mimodet {
 
-namespace {
-bool is_soft_algorithm(const std::string& a)
-{
-    return a == "ml" || a == "zf" || a == "mmse" || a == "sfsd" || a == "mtt";
-}
-} // namespace
-
 detector_config make_detector_block_config(const std::string& block,
                                            const std::string& algorithm,
                                            double bandwidth_mhz,
@@ -55,7 +48,7 @@ detector_config make_detector_block_config(const std::string& block,
     cfg.n_tx = n_tx;
     cfg.n_rx = n_rx;
     cfg.mod = parse_modulation(modulation);
-    cfg.backend = backend;
+    cfg.backend = parse_backend(backend);
     cfg.threads = threads;
     cfg.psd_lvl = lvl;
     cfg.psd_exp = exp;
@@ -65,13 +58,12 @@ detector_config make_detector_block_config(const std::string& block,
     cfg.llr_clip = llr_clip;
     cfg.llr_scaled = llr_scaled;
     cfg.psd_deadline_us = deadline_us;
-    const auto& names = algorithms();
-    if (std::find(names.begin(), names.end(), algorithm) == names.end())
-        throw std::invalid_argument(who + "unknown algorithm '" + algorithm + "'");
-    if (soft_output && !is_soft_algorithm(algorithm))
+    // The registry's rule; an unknown algorithm throws, naming the valid ones.
+    const bool soft = detector_algorithm_soft(algorithm);
+    if (soft_output && !soft)
         throw std::invalid_argument(who + "algorithm '" + algorithm +
-                                    "' gives hard bits only; soft_output needs one of "
-                                    "ml, zf, mmse, sfsd, mtt");
+                                    "' gives hard bits only; soft_output needs an "
+                                    "algorithm with LLR output");
     return cfg;
 }
 
