@@ -19,7 +19,8 @@ namespace {
 std::vector<algorithm_info> make_rows()
 {
     std::vector<algorithm_info> rows;
-    auto row = [&rows](const char* name, bool soft, cpu_kernel_factory cpu) -> algorithm_info& {
+    auto row =
+        [&rows](const char* name, bool soft, cpu_kernel_factory cpu) -> algorithm_info& {
         algorithm_info r;
         r.name = name;
         r.soft = soft;
@@ -31,8 +32,8 @@ std::vector<algorithm_info> make_rows()
     // work grows as M^n_tx, out of real time on any device for the larger sets.
     {
         algorithm_info& r = row("ml", true, make_ml_kernel);
-        r.cuda_missing =
-            "exhaustive search runs on the CPU only (the reference of the other detectors)";
+        r.cuda_missing = "exhaustive search runs on the CPU only (the reference of the "
+                         "other detectors)";
         r.defaults = "no parameters";
     }
     row("zf", true, make_linear_kernel).defaults = "no parameters";
@@ -54,7 +55,8 @@ std::vector<algorithm_info> make_rows()
                 r.make_cuda = f;
                 return;
             }
-        throw std::logic_error("mimodet: CUDA detector for unknown algorithm '" + name + "'");
+        throw std::logic_error("mimodet: CUDA detector for unknown algorithm '" + name +
+                               "'");
     });
     return rows;
 }
@@ -81,8 +83,8 @@ const algorithm_info& find_algorithm(const std::string& name)
     for (const auto& r : algorithm_registry())
         if (name == r.name)
             return r;
-    throw std::invalid_argument("mimodet: unknown algorithm '" + name + "' (expected one of " +
-                                algorithm_names() + ")");
+    throw std::invalid_argument("mimodet: unknown algorithm '" + name +
+                                "' (expected one of " + algorithm_names() + ")");
 }
 
 std::string algorithm_names() { return join(false); }

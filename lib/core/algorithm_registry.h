@@ -15,8 +15,8 @@
 #ifndef INCLUDED_MIMODET_CORE_ALGORITHM_REGISTRY_H
 #define INCLUDED_MIMODET_CORE_ALGORITHM_REGISTRY_H
 
-#include <gnuradio/mimodet/detector.h>
 #include <functional>
+#include <gnuradio/mimodet/detector.h>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -75,7 +75,8 @@ std::string soft_algorithm_names();
 std::string cuda_missing_reason(const algorithm_info& row);
 
 //! The CUDA backend's hook: add(name, factory) for each algorithm it implements.
-using cuda_registrar = std::function<void(const std::string& algorithm, cuda_detector_factory)>;
+using cuda_registrar =
+    std::function<void(const std::string& algorithm, cuda_detector_factory)>;
 
 } // namespace core
 } // namespace mimodet

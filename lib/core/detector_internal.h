@@ -14,11 +14,11 @@
 #ifndef INCLUDED_MIMODET_CORE_DETECTOR_INTERNAL_H
 #define INCLUDED_MIMODET_CORE_DETECTOR_INTERNAL_H
 
-#include <gnuradio/mimodet/detector.h>
 #include <cmath>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <gnuradio/mimodet/detector.h>
 #include <vector>
 
 namespace gr {
@@ -45,7 +45,8 @@ struct staged_result {
 inline staged_result staged_noise_var(float noise_var)
 {
     const bool usable = std::isfinite(noise_var) && noise_var > 0.0f;
-    return { usable ? staged_outcome::detected : staged_outcome::retry_on_host, noise_var };
+    return { usable ? staged_outcome::detected : staged_outcome::retry_on_host,
+             noise_var };
 }
 
 /*!
@@ -87,7 +88,8 @@ public:
  */
 struct gather_layout {
     std::vector<batch_segment> segments; //!< none empty
-    std::vector<int32_t> y_src;   //!< per vector: its grid element (antenna r: + r * grid_len)
+    //! Per vector: its grid element (antenna r: + r * grid_len).
+    std::vector<int32_t> y_src;
     std::vector<int32_t> h_src;   //!< per matrix: its H's first value in the packed slot
     std::vector<int32_t> out_pos; //!< per vector: its place among the slot's vectors
     size_t grid_len = 0;
@@ -145,10 +147,14 @@ public:
                                float* llr,
                                vector_stats* stats)
     {
-        det.run_checked(H, y, segments, noise_var, bits, llr, stats, llr != nullptr, true);
+        det.run_checked(
+            H, y, segments, noise_var, bits, llr, stats, llr != nullptr, true);
     }
     //! The detector's fused path, or nullptr where its backend gathers on the host.
-    static device_gather* gather(detector& det) { return dynamic_cast<device_gather*>(&det); }
+    static device_gather* gather(detector& det)
+    {
+        return dynamic_cast<device_gather*>(&det);
+    }
 };
 
 } // namespace core

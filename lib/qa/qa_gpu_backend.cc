@@ -37,7 +37,7 @@ TEST(gpu_backend, auto_and_cuda_agree_with_what_exists)
         c.mod = modulation::qpsk;
         c.backend = backend_kind::automatic;
         auto d = detector::make(c);
-        const bool has_cuda = core::make_cuda_detector(c) != nullptr;
+        const bool has_cuda = core::find_algorithm(a).make_cuda != nullptr;
         EXPECT_EQ(d->backend(), has_cuda ? "cuda" : "cpu") << a;
         c.backend = backend_kind::cuda;
         if (has_cuda)

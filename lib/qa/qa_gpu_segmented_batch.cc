@@ -19,6 +19,7 @@
 
 using namespace qa;
 using gr::mimodet::batch_segment;
+using gr::mimodet::backend_kind;
 using gr::mimodet::detector_config;
 using gr::mimodet::lte_grid;
 using gr::mimodet::lte_numerology;

@@ -21,6 +21,7 @@
 #include <random>
 
 using namespace qa;
+using gr::mimodet::backend_kind;
 using gr::mimodet::detector_config;
 using gr::mimodet::lte_grid;
 using gr::mimodet::lte_numerology;
