@@ -281,8 +281,8 @@ detector::sptr detector::make(const detector_config& cfg)
         log_message("info", "backend 'auto': no CUDA device found, using the CPU");
     } else if (!alg.make_cuda) {
         log_message("info",
-                    "backend 'auto': no CUDA implementation of '" + cfg.algorithm + "' (" +
-                        core::cuda_missing_reason(alg) + "), using the CPU");
+                    "backend 'auto': no CUDA implementation of '" + cfg.algorithm +
+                        "' (" + core::cuda_missing_reason(alg) + "), using the CPU");
     } else {
         try {
             return alg.make_cuda(cfg);

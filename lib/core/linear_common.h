@@ -166,13 +166,13 @@ MIMODET_HD inline cplx ldl_L(const cplx* A, int n, int row, int col)
  */
 template <int MAXN = max_ant>
 MIMODET_HD inline void ldl_weights(const cplx* A,
-                                       const int* perm,
-                                       const double* d,
-                                       int r,
-                                       const cplx* H,
-                                       int nr,
-                                       int n,
-                                       cplx* W)
+                                   const int* perm,
+                                   const double* d,
+                                   int r,
+                                   const cplx* H,
+                                   int nr,
+                                   int n,
+                                   cplx* W)
 {
     cplx Y[MAXN * MAXN]; // r x n
     if (r == n) {
@@ -368,7 +368,8 @@ MIMODET_HD inline int zf_rank(const cplx* H, int nr, int nt)
  * truncates as in zf). Returns the rank of the factorisation (n_tx normally).
  */
 template <int MAXN = max_ant>
-MIMODET_HD inline int mmse_weights(const cplx* H, int nr, int nt, double noise_var, cplx* W)
+MIMODET_HD inline int
+mmse_weights(const cplx* H, int nr, int nt, double noise_var, cplx* W)
 {
     cplx G[MAXN * MAXN];
     int perm[MAXN];
@@ -404,14 +405,14 @@ MIMODET_HD inline double mmse_post_var(double mu)
  * is maxlog_llr of the two per-bit minimum squared distances (clip and all).
  */
 MIMODET_HD inline void demap_stream(double x_re,
-                                        double x_im,
-                                        double gain,
-                                        double post_var,
-                                        const double* pam,
-                                        int pam_bits,
-                                        int q,
-                                        float llr_clip,
-                                        float* out)
+                                    double x_im,
+                                    double gain,
+                                    double post_var,
+                                    const double* pam,
+                                    int pam_bits,
+                                    int q,
+                                    float llr_clip,
+                                    float* out)
 {
     const bool usable = gain > 0 && post_var > 0 && isfinite(post_var);
     const double xr = usable ? x_re / gain : 0.0;

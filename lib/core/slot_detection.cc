@@ -106,7 +106,8 @@ std::string slot_detection::detect_packed(const slot_input& in,
         if (!why.empty())
             return why;
     }
-    d_gather->run_gathered(d_layout_id[ns], d_packed.data(), in.noise_var, bits, llr, stats);
+    d_gather->run_gathered(
+        d_layout_id[ns], d_packed.data(), in.noise_var, bits, llr, stats);
     return std::string();
 }
 
@@ -182,7 +183,9 @@ public:
         const staged_result r = estimating_stage::finish(result);
         // The stream has passed the device's check of samples uploaded straight from
         // registered memory.
-        return d_demod.samples_finite() ? r : staged_result{ staged_outcome::retry_on_host, 0.0f };
+        return d_demod.samples_finite()
+                   ? r
+                   : staged_result{ staged_outcome::retry_on_host, 0.0f };
     }
 
 private:
@@ -282,7 +285,8 @@ slot_detection::estimated_slot slot_detection::run_estimated(int ns,
     if (count_truncated)
         d_stats.resize(n);
     vector_stats* stats = count_truncated ? d_stats.data() : nullptr;
-    staged_result r = d_gather->run_staged(d_layout_id[ns], packed, stage, bits, llr, stats);
+    staged_result r =
+        d_gather->run_staged(d_layout_id[ns], packed, stage, bits, llr, stats);
     if (stage.take_retry()) {
         ++d_filter_retries;
         r = d_gather->run_staged(d_layout_id[ns], packed, stage, bits, llr, stats);
@@ -491,12 +495,23 @@ std::vector<std::string> slot_detection::detect_bits(const std::vector<slot_inpu
     if (n_vec > 0) {
         // gather_slots checked the inputs: the detector need not scan the batch again.
         if (!truncated) {
-            detector_access::detect_checked(*d_det, d_H.data(), d_y.data(), d_segments,
-                                            d_nv.data(), d_bits.data(), nullptr, nullptr);
+            detector_access::detect_checked(*d_det,
+                                            d_H.data(),
+                                            d_y.data(),
+                                            d_segments,
+                                            d_nv.data(),
+                                            d_bits.data(),
+                                            nullptr,
+                                            nullptr);
         } else {
             d_stats.assign(n_vec, vector_stats{});
-            detector_access::detect_checked(*d_det, d_H.data(), d_y.data(), d_segments,
-                                            d_nv.data(), d_bits.data(), nullptr,
+            detector_access::detect_checked(*d_det,
+                                            d_H.data(),
+                                            d_y.data(),
+                                            d_segments,
+                                            d_nv.data(),
+                                            d_bits.data(),
+                                            nullptr,
                                             d_stats.data());
             // The batch holds the usable slots one after another.
             size_t v = 0;
@@ -537,8 +552,14 @@ std::vector<std::string> slot_detection::detect_llr(const std::vector<slot_input
     const int64_t t1 = d_timeline ? call_timeline::now_ns() : 0;
     d_llr.resize(n_vec * d_per_elem);
     if (n_vec > 0)
-        detector_access::detect_checked(*d_det, d_H.data(), d_y.data(), d_segments,
-                                        d_nv.data(), nullptr, d_llr.data(), nullptr);
+        detector_access::detect_checked(*d_det,
+                                        d_H.data(),
+                                        d_y.data(),
+                                        d_segments,
+                                        d_nv.data(),
+                                        nullptr,
+                                        d_llr.data(),
+                                        nullptr);
     const int64_t t2 = d_timeline ? call_timeline::now_ns() : 0;
     scatter_slots(slots, why, d_llr.data(), out);
     record_call(t0, t1, t2, slots.size(), n_vec);

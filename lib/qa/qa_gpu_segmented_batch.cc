@@ -18,8 +18,8 @@
 #include <gtest/gtest.h>
 
 using namespace qa;
-using gr::mimodet::batch_segment;
 using gr::mimodet::backend_kind;
+using gr::mimodet::batch_segment;
 using gr::mimodet::detector_config;
 using gr::mimodet::lte_grid;
 using gr::mimodet::lte_numerology;

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+using gr::mimodet::backend_kind;
 using gr::mimodet::batch_segment;
 using gr::mimodet::detector;
-using gr::mimodet::backend_kind;
 using gr::mimodet::detector_config;
 using gr::mimodet::lte_grid;
 using gr::mimodet::lte_numerology;

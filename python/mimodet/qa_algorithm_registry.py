@@ -58,7 +58,8 @@ class qa_algorithm_registry(gr_unittest.TestCase):
         for name in ("cpu", "cuda", "auto"):
             cfg.backend = name
             self.assertEqual(cfg.backend, name)
-        with self.assertRaisesRegex(ValueError, "unknown backend 'tpu'.*cpu, cuda or auto"):
+        with self.assertRaisesRegex(ValueError,
+                                    "unknown backend 'tpu'.*cpu, cuda or auto"):
             cfg.backend = "tpu"
         self.assertEqual(cfg.backend, "auto")  # a refused name leaves the value
 

@@ -291,7 +291,9 @@ PYBIND11_MODULE(mimodet_python, m)
         .def_property(
             "backend",
             [](const detector_config& c) { return to_string(c.backend); },
-            [](detector_config& c, const std::string& name) { c.backend = parse_backend(name); },
+            [](detector_config& c, const std::string& name) {
+                c.backend = parse_backend(name);
+            },
             "cpu, cuda or auto (CUDA where a GPU exists); ValueError for other names.")
         .def_readwrite("threads",
                        &detector_config::threads,
