@@ -195,7 +195,7 @@ result measure(detector& det,
         if (dt < 0.05 && n_mat * 2 <= static_cast<size_t>(pool.n_mat))
             n_mat *= 2;
     }
-    if (det.backend() == "cuda") {
+    if (det.config().backend == backend_kind::cuda) {
         // The last call must be the whole pool for the kernel-only rerun.
         det.detect_bits(pool.H.data(),
                         pool.y.data(),
@@ -318,7 +318,7 @@ int main(int argc, char** argv)
                                     cfg.n_tx = nt;
                                     cfg.n_rx = nr;
                                     cfg.mod = mod;
-                                    cfg.backend = backend;
+                                    cfg.backend = parse_backend(backend);
                                     cfg.threads = th;
                                     if (alg == "psd" && o.psd_preset != "default") {
                                         // A named set by value: the depth-first search,

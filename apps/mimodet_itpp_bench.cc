@@ -288,7 +288,7 @@ int main(int argc, char** argv)
                 std::vector<int> status(o.vectors);
                 detector_config cfg;
                 cfg.algorithm = "psd";
-                cfg.backend = "cpu";
+                cfg.backend = backend_kind::cpu;
                 cfg.threads = 1;
                 cfg.n_tx = nt;
                 cfg.n_rx = nr;

@@ -146,7 +146,7 @@ int main(int argc, char** argv)
         cfg.n_tx = n_tx;
         cfg.n_rx = n_tx;
         cfg.mod = mod;
-        cfg.backend = backend;
+        cfg.backend = parse_backend(backend);
         cfg.psd_lvl = c.lvl;
         cfg.psd_exp = c.exp;
         detector::sptr det;
@@ -173,7 +173,7 @@ int main(int argc, char** argv)
                          join(c.lvl).c_str(),
                          join(c.exp).c_str());
         double seconds;
-        if (det->backend() == "cuda") {
+        if (det->config().backend == backend_kind::cuda) {
             const double once = det->kernel_seconds(1);
             seconds = det->kernel_seconds(
                 std::max(1, std::min(50, int(seconds_per_set / once))));

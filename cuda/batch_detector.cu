@@ -124,7 +124,7 @@ void cuda_batch_detector::enqueue_signs(cudaStream_t s, const chunk& k)
 cuda_batch_detector::cuda_batch_detector(const detector_config& cfg, bool soft)
     : detector(cfg), d_soft(soft)
 {
-    d_cfg.backend = "cuda"; // what runs, also when "auto" chose it
+    d_cfg.backend = backend_kind::cuda; // what runs, also when "auto" chose it
     MIMODET_CUDA_CHECK(cudaGetDevice(&d_device));
     try {
         for (auto& s : d_streams)
@@ -502,17 +502,17 @@ void cuda_batch_detector::run_gathered(int layout,
     (void)gathered_call(layout, packed, noise_var, nullptr, bits, llr, stats);
 }
 
-float cuda_batch_detector::run_staged(int layout,
-                                      const cf* packed,
-                                      device_stage& stage,
-                                      uint8_t* bits,
-                                      float* llr,
-                                      vector_stats* stats)
+staged_result cuda_batch_detector::run_staged(int layout,
+                                              const cf* packed,
+                                              device_stage& stage,
+                                              uint8_t* bits,
+                                              float* llr,
+                                              vector_stats* stats)
 {
     return gathered_call(layout, packed, 0.0f, &stage, bits, llr, stats);
 }
 
-float cuda_batch_detector::gathered_call(int layout,
+staged_result cuda_batch_detector::gathered_call(int layout,
                                          const cf* packed,
                                          float noise_var,
                                          device_stage* stage,
@@ -533,6 +533,7 @@ float cuda_batch_detector::gathered_call(int layout,
     const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
     const size_t nb = static_cast<size_t>(bits_per_vector());
     const bool tl = d_timeline != nullptr;
+    staged_result result{ staged_outcome::detected, noise_var };
     try {
         d_tl_t0 = tl ? call_timeline::now_ns() : 0;
         plan(L.segments.data(), L.segments.size(), dev_stats, llr != nullptr);
@@ -557,9 +558,10 @@ float cuda_batch_detector::gathered_call(int layout,
                                                upload_len * sizeof(float2),
                                                cudaMemcpyHostToDevice, s0));
         if (stage) {
-            noise_var = stage->run(d_packed.get(), s0);
-            if (!(noise_var > 0.0f) || !std::isfinite(noise_var))
-                return std::numeric_limits<float>::quiet_NaN(); // nothing more enqueued
+            result = stage->run(d_packed.get(), s0);
+            if (result.outcome != staged_outcome::detected)
+                return result; // nothing more enqueued
+            noise_var = result.noise_var;
         }
         const float* nv_dev = stage ? stage->device_noise_var() : nullptr;
         const size_t gather_items = std::max(L.n_vec * nr, L.n_mat * nr * nt);
@@ -600,7 +602,7 @@ float cuda_batch_detector::gathered_call(int layout,
         d_gathered_wait.wait(s0);
         const int64_t t_synced = tl ? call_timeline::now_ns() : 0;
         if (stage)
-            noise_var = stage->finish(noise_var);
+            result = stage->finish(result);
         // The caller's buffers are GNU Radio's (pageable): a sequential copy each.
         if (llr)
             std::memcpy(llr, h_llr.get(), L.n_vec * nb * sizeof(float));
@@ -617,7 +619,7 @@ float cuda_batch_detector::gathered_call(int layout,
     }
     if (stats && !kernels_write_stats())
         std::fill(stats, stats + L.n_vec, host_stats());
-    return noise_var;
+    return result;
 }
 
 double cuda_batch_detector::kernel_seconds(int repetitions)

@@ -20,6 +20,7 @@
 
 #include "call_timeline.h"
 #include "cuda_memory.h"
+#include "detector_internal.h"
 #include "segment_map.h"
 #include "stream_wait.h"
 #include <gnuradio/mimodet/detector.h>
@@ -31,13 +32,12 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
-class cuda_batch_detector : public detector
+class cuda_batch_detector : public detector, public device_gather
 {
 public:
     ~cuda_batch_detector() override;
 
     bool soft() const override { return d_soft; }
-    std::string backend() const override { return "cuda"; }
     double kernel_seconds(int repetitions) override;
 
 protected:
@@ -94,7 +94,7 @@ private:
     //! and joined back into stream 0); signs: a soft detector's LLR signs into d_bits.
     void enqueue_chunks_forked(bool dev_stats, bool signs);
 
-    // Device-side gather (slot_detection's one-slot calls).
+    // Device-side gather (slot_detection's one-slot calls: device_gather).
     int add_gather_layout(const gather_layout& layout) final;
     void run_gathered(int layout,
                       const cf* packed,
@@ -102,16 +102,17 @@ private:
                       uint8_t* bits,
                       float* llr,
                       vector_stats* stats) final;
-    float run_staged(int layout,
-                     const cf* packed,
-                     device_stage& stage,
-                     uint8_t* bits,
-                     float* llr,
-                     vector_stats* stats) final;
+    staged_result run_staged(int layout,
+                             const cf* packed,
+                             device_stage& stage,
+                             uint8_t* bits,
+                             float* llr,
+                             vector_stats* stats) final;
     //! run_gathered and run_staged: the slot's upload (its grids only, with a stage, which
     //! then writes H and gives the noise variance), gather, detection and outputs.
-    //! Returns the noise variance used (NaN: the stage refused the slot).
-    float gathered_call(int layout,
+    //! Returns the stage's result (detected with noise_var without a stage); nothing
+    //! is detected where the stage's run() does not say detected.
+    staged_result gathered_call(int layout,
                         const cf* packed,
                         float noise_var,
                         device_stage* stage,

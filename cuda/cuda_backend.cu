@@ -5,9 +5,10 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// CUDA side of the backend seam (lib/core/backend.h): device discovery and the factory
-// of GPU detectors. Detector kernels are added algorithm by algorithm; an algorithm
-// without one makes make_cuda_detector return nullptr, and the core reports it.
+// CUDA side of the backend seam (lib/core/backend.h): device discovery, host memory and
+// the GPU detectors' factories, registered with the algorithm registry in one place. An
+// algorithm registered here has a CUDA detector; detector::make alone decides between
+// the backends.
 
 #include "../lib/core/backend.h"
 #include "cuda_check.h"
@@ -73,19 +74,14 @@ void host_free(void* q)
         std::free(p);
 }
 
-detector::sptr make_cuda_detector(const detector_config& cfg)
+void register_cuda_detectors(const cuda_registrar& add)
 {
-    if (cfg.algorithm == "fsd")
-        return make_fsd_cuda_detector(cfg);
-    if (cfg.algorithm == "psd")
-        return make_psd_cuda_detector(cfg);
-    if (cfg.algorithm == "mtt")
-        return make_mtt_cuda_detector(cfg);
-    if (cfg.algorithm == "sfsd")
-        return make_sfsd_cuda_detector(cfg);
-    if (cfg.algorithm == "zf" || cfg.algorithm == "mmse")
-        return make_linear_cuda_detector(cfg);
-    return nullptr;
+    add("zf", make_linear_cuda_detector);
+    add("mmse", make_linear_cuda_detector);
+    add("psd", make_psd_cuda_detector);
+    add("fsd", make_fsd_cuda_detector);
+    add("sfsd", make_sfsd_cuda_detector);
+    add("mtt", make_mtt_cuda_detector);
 }
 
 } // namespace core

@@ -16,6 +16,7 @@
 #define INCLUDED_MIMODET_CUDA_DEVICE_MATH_CUH
 
 #include "cuda_check.h"
+#include "host_device.h"
 #include <gnuradio/mimodet/constellation.h>
 #include <cuda_runtime.h>
 #include <mutex>
@@ -30,9 +31,8 @@ namespace mimodet {
 namespace core {
 namespace { // each translation unit its own copy (constant tables)
 
-// The per-matrix and per-branch math is host-callable too, so it can be checked against
-// the CPU FSD without a GPU.
-#define MIMODET_HD __host__ __device__
+// The per-matrix and per-branch math is host-callable too (MIMODET_HD), so it can be
+// checked against the CPU FSD without a GPU.
 // Full unrolling in device code, where a loop's trip count is a compile-time constant (a
 // templated matrix size): it turns small per-thread arrays into registers.
 #ifdef __CUDA_ARCH__

@@ -215,9 +215,7 @@ detector::sptr make_fsd_cuda_detector(const detector_config& cfg)
     // One place for the FSD rules: T's default and range, and M^T's CPU limit.
     const fsd_params p = resolve_fsd_params(cfg.n_tx, q, cfg.fsd_full_levels, -1, false);
     if (p.n_paths > fsd_cuda_max_paths) {
-        if (cfg.backend == "auto")
-            return nullptr; // the CPU takes it
-        throw std::invalid_argument(
+        throw cuda_unsupported(
             "mimodet: fsd on CUDA supports at most " +
             std::to_string(fsd_cuda_max_paths) +
             " branches M^T per vector; T = " + std::to_string(p.full_levels) + " with " +

@@ -12,6 +12,7 @@
 #ifndef INCLUDED_MIMODET_CUDA_FSD_CUDA_H
 #define INCLUDED_MIMODET_CUDA_FSD_CUDA_H
 
+#include "algorithm_registry.h" // cuda_unsupported
 #include <gnuradio/mimodet/detector.h>
 
 namespace gr {
@@ -23,8 +24,7 @@ constexpr long long fsd_cuda_max_paths = 1024;
 
 /*!
  * The CUDA FSD for cfg (algorithm "fsd", already validated). When M^T exceeds
- * fsd_cuda_max_paths: throws std::invalid_argument for backend "cuda", returns nullptr
- * for backend "auto" (so the CPU takes over).
+ * fsd_cuda_max_paths: throws cuda_unsupported.
  */
 detector::sptr make_fsd_cuda_detector(const detector_config& cfg);
 

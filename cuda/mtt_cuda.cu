@@ -352,9 +352,7 @@ detector::sptr make_mtt_cuda_detector(const detector_config& cfg)
              cfg.mod != modulation::qam64)
         why = "QPSK, 16QAM and 64QAM only";
     if (!why.empty()) {
-        if (cfg.backend == "auto")
-            return nullptr; // the CPU takes it
-        throw std::invalid_argument("mimodet: mtt on CUDA supports " + why +
+        throw cuda_unsupported("mimodet: mtt on CUDA supports " + why +
                                     " (use backend 'cpu' or 'auto')");
     }
     return std::make_shared<mtt_cuda_detector>(cfg, p);

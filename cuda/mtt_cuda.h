@@ -13,6 +13,7 @@
 #ifndef INCLUDED_MIMODET_CUDA_MTT_CUDA_H
 #define INCLUDED_MIMODET_CUDA_MTT_CUDA_H
 
+#include "algorithm_registry.h" // cuda_unsupported
 #include <gnuradio/mimodet/detector.h>
 
 namespace gr {
@@ -21,8 +22,7 @@ namespace core {
 
 /*!
  * The CUDA MTT for cfg (algorithm "mtt", already validated). Supports n_tx 1..8,
- * n_rx n_tx..8 and QPSK/16QAM/64QAM; outside that: throws std::invalid_argument for
- * backend "cuda", returns nullptr for backend "auto" (so the CPU takes over).
+ * n_rx n_tx..8 and QPSK/16QAM/64QAM; outside that: throws cuda_unsupported.
  */
 detector::sptr make_mtt_cuda_detector(const detector_config& cfg);
 

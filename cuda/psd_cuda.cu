@@ -1759,13 +1759,11 @@ detector::sptr make_psd_cuda_detector(const detector_config& cfg)
                 cfg, L, g, blocks_per_sm, sms, psd_uses_sorted_qr(cfg.sorted_qr, p));
         why += (why.empty() ? "" : "; ") + std::string(psd_variant_name(v)) + " kernel: " + w;
     }
-    if (cfg.backend == "auto")
-        return nullptr; // the CPU takes it
-    throw std::invalid_argument("mimodet: psd on CUDA: parameters lvl=" + psd_to_string(p.lvl) +
-                                " exp=" + psd_to_string(p.exp) + " for n_tx=" +
-                                std::to_string(cfg.n_tx) + ", " + to_string(cfg.mod) + ": " +
-                                why +
-                                " (use other psd_lvl / psd_exp, or backend 'cpu' or 'auto')");
+    throw cuda_unsupported(
+        "mimodet: psd on CUDA: parameters lvl=" + psd_to_string(p.lvl) +
+        " exp=" + psd_to_string(p.exp) + " for n_tx=" + std::to_string(cfg.n_tx) + ", " +
+        to_string(cfg.mod) + ": " + why +
+        " (use other psd_lvl / psd_exp, or backend 'cpu' or 'auto')");
 }
 
 } // namespace core

@@ -25,6 +25,7 @@
 #ifndef INCLUDED_MIMODET_CUDA_PSD_CUDA_H
 #define INCLUDED_MIMODET_CUDA_PSD_CUDA_H
 
+#include "algorithm_registry.h" // cuda_unsupported
 #include <gnuradio/mimodet/detector.h>
 
 namespace gr {
@@ -43,8 +44,7 @@ constexpr int psd_cuda_warp_max_sorted = 32 * 16;
  * shared rules of psd_params.h). When the parameters exceed what the kernel supports (an
  * intermediate buffer larger than psd_cuda_max_sorted, or level buffers that do not fit
  * the device's shared memory per block; with MIMODET_PSD_KERNEL set: what the forced
- * variant supports): throws std::invalid_argument for backend
- * "cuda", returns nullptr for backend "auto" (so the CPU takes over).
+ * variant supports): throws cuda_unsupported.
  */
 detector::sptr make_psd_cuda_detector(const detector_config& cfg);
 

@@ -483,9 +483,7 @@ detector::sptr make_sfsd_cuda_detector(const detector_config& cfg)
     const fsd_params p =
         resolve_fsd_params(cfg.n_tx, q, cfg.fsd_full_levels, cfg.sfsd_niter, true);
     if (p.n_paths > sfsd_cuda_max_paths) {
-        if (cfg.backend == "auto")
-            return nullptr; // the CPU takes it
-        throw std::invalid_argument(
+        throw cuda_unsupported(
             "mimodet: sfsd on CUDA supports at most " +
             std::to_string(sfsd_cuda_max_paths) +
             " branches M^T per vector; T = " + std::to_string(p.full_levels) + " with " +

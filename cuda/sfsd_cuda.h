@@ -13,6 +13,7 @@
 #ifndef INCLUDED_MIMODET_CUDA_SFSD_CUDA_H
 #define INCLUDED_MIMODET_CUDA_SFSD_CUDA_H
 
+#include "algorithm_registry.h" // cuda_unsupported
 #include <gnuradio/mimodet/detector.h>
 
 namespace gr {
@@ -25,9 +26,8 @@ constexpr long long sfsd_cuda_max_paths = 1024;
 
 /*!
  * The CUDA SFSD for cfg (algorithm "sfsd", already validated). When M^T exceeds
- * sfsd_cuda_max_paths: throws std::invalid_argument for backend "cuda", returns nullptr
- * for backend "auto" (so the CPU takes over). Invalid T / N_iter throw in both cases
- * (the CPU's rules, fsd_common.h).
+ * sfsd_cuda_max_paths: throws cuda_unsupported. Invalid T / N_iter throw
+ * std::invalid_argument (the CPU's rules, fsd_common.h).
  */
 detector::sptr make_sfsd_cuda_detector(const detector_config& cfg);
 

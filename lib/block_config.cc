@@ -21,7 +21,7 @@ detector_config block_detector_config(const std::string& algorithm,
     cfg.n_tx = n_tx;
     cfg.n_rx = n_rx;
     cfg.mod = parse_modulation(modulation);
-    cfg.backend = backend;
+    cfg.backend = parse_backend(backend);
     return cfg;
 }
 

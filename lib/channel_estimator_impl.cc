@@ -40,9 +40,7 @@ int grid_size(double mhz) { return 7 * lte_numerology::from_bandwidth(mhz).n_sc;
 
 const std::string& checked_backend(const std::string& backend)
 {
-    if (backend != "cpu" && backend != "cuda" && backend != "auto")
-        throw std::invalid_argument("mimodet: channel_estimator: unknown backend '" +
-                                    backend + "' (expected cpu, cuda or auto)");
+    parse_backend(backend); // the detectors' rule for backend names
     return backend;
 }
 } // namespace

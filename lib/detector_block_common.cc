@@ -18,13 +18,6 @@
 namespace gr {
 namespace mimodet {
 
-namespace {
-bool is_soft_algorithm(const std::string& a)
-{
-    return a == "ml" || a == "zf" || a == "mmse" || a == "sfsd" || a == "mtt";
-}
-} // namespace
-
 void check_block_config(const std::string& block,
                         const detector_config& cfg,
                         double bandwidth_mhz,
@@ -39,13 +32,12 @@ void check_block_config(const std::string& block,
         throw std::invalid_argument(who + "n_rx must be n_tx..8, got " +
                                     std::to_string(cfg.n_rx));
     const std::string& algorithm = cfg.algorithm;
-    const auto& names = algorithms();
-    if (std::find(names.begin(), names.end(), algorithm) == names.end())
-        throw std::invalid_argument(who + "unknown algorithm '" + algorithm + "'");
-    if (soft_output && !is_soft_algorithm(algorithm))
+    // The registry's rule; an unknown algorithm throws, naming the valid ones.
+    const bool soft = detector_algorithm_soft(algorithm);
+    if (soft_output && !soft)
         throw std::invalid_argument(who + "algorithm '" + algorithm +
-                                    "' gives hard bits only; soft_output needs one of "
-                                    "ml, zf, mmse, sfsd, mtt");
+                                    "' gives hard bits only; soft_output needs an "
+                                    "algorithm with LLR output");
 }
 
 int slot_from_tags(std::vector<gr::tag_t>::const_iterator first,

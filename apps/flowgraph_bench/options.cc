@@ -20,11 +20,6 @@ std::vector<std::string> default_detectors()
     return { "psd", "fsd", "sfsd", "mtt", "mmse", "zf" };
 }
 
-bool is_soft_algorithm(const std::string& a)
-{
-    return a == "ml" || a == "zf" || a == "mmse" || a == "sfsd" || a == "mtt";
-}
-
 namespace {
 
 void declare(bench_cli::parser& p, options& o)
@@ -37,8 +32,8 @@ void declare(bench_cli::parser& p, options& o)
         .words("--detectors",
                o.detectors,
                "LIST",
-               "of " + bench_cli::join(gr::mimodet::algorithms()),
-               gr::mimodet::algorithms())
+               "of " + bench_cli::join(gr::mimodet::detector_algorithms()),
+               gr::mimodet::detector_algorithms())
         .words("--backend",
                o.backends,
                "LIST",

@@ -78,8 +78,6 @@ std::vector<std::string> default_detectors();
 //! std::invalid_argument with a message that names the option.
 bool parse(int argc, char** argv, options& o);
 
-//! Whether the algorithm gives LLRs with --soft.
-bool is_soft_algorithm(const std::string& a);
 
 } // namespace fg_bench
 

@@ -75,7 +75,7 @@ run_result run_one(const options& o,
                    double rate)
 {
     run_result res;
-    const bool soft = o.soft && is_soft_algorithm(alg);
+    const bool soft = o.soft && detector_algorithm_soft(alg);
     res.out = soft ? "llr" : "bits";
     // The receiver's back end: channel_estimator -> mimo_detector (chain), or both in
     // one mimo_receiver (fused).

@@ -71,7 +71,7 @@ detector_config read_config(fuzz_input& in)
 {
     detector_config c;
     c.algorithm = k_algorithms[in.range(0, 6)];
-    c.backend = "cpu";
+    c.backend = backend_kind::cpu;
     // Mostly valid sizes, sometimes not.
     const bool odd = in.byte() < 8;
     c.n_tx = odd ? in.range(-1, 10) : in.range(1, 4);

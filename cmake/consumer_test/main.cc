@@ -21,7 +21,7 @@ int main()
     cfg.n_tx = 2;
     cfg.n_rx = 2;
     cfg.mod = gr::mimodet::parse_modulation("qpsk");
-    cfg.backend = "cpu";
+    cfg.backend = gr::mimodet::backend_kind::cpu;
     cfg.threads = 1;
     auto det = gr::mimodet::detector::make(cfg);
 

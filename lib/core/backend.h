@@ -11,6 +11,7 @@
 #ifndef INCLUDED_MIMODET_CORE_BACKEND_H
 #define INCLUDED_MIMODET_CORE_BACKEND_H
 
+#include "algorithm_registry.h"
 #include <gnuradio/mimodet/detector.h>
 #include <complex>
 #include <cstddef>
@@ -22,9 +23,9 @@ namespace core {
 
 //! True when the library was built with the CUDA backend.
 bool cuda_built();
-//! A CUDA detector for cfg (already validated), or nullptr when the algorithm has no
-//! CUDA implementation.
-detector::sptr make_cuda_detector(const detector_config& cfg);
+//! The CUDA backend's one hook into the algorithm registry (algorithm_registry.h): gives
+//! add the factory of every algorithm with a CUDA detector; built without CUDA, none.
+void register_cuda_detectors(const cuda_registrar& add);
 
 //! Host memory for batches: page-locked where the CUDA backend is built and a device
 //! exists (the GPU pipeline then copies from and to it directly, without staging), else

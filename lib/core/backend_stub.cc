@@ -19,7 +19,7 @@ int cuda_device_count() { return 0; }
 
 namespace core {
 bool cuda_built() { return false; }
-detector::sptr make_cuda_detector(const detector_config&) { return nullptr; }
+void register_cuda_detectors(const cuda_registrar&) {}
 void* host_alloc(size_t bytes)
 {
     void* p = std::malloc(bytes == 0 ? 1 : bytes);

@@ -19,11 +19,7 @@
 #include <cstddef>
 #include <limits>
 
-#ifdef __CUDACC__
-#define MIMODET_MODEL_HD __host__ __device__ inline
-#else
-#define MIMODET_MODEL_HD inline
-#endif
+#include "host_device.h"
 
 namespace gr {
 namespace mimodet {
@@ -42,12 +38,12 @@ constexpr int k_snr_cells = k_snr_idx_max - k_snr_idx_min + 1;
 constexpr int k_lags = 5; //!< lags of the spread fit
 
 //! Lag li of the spread fit in subcarriers: 6, 12, 24, 48, 96.
-MIMODET_MODEL_HD int lag(int li) { return 6 << li; }
+MIMODET_HD inline int lag(int li) { return 6 << li; }
 
 //! b of grid cell i.
 inline double b_of_idx(int i) { return k_b_min * std::pow(k_b_step, i); }
 
-MIMODET_MODEL_HD bool is_finite(double x)
+MIMODET_HD inline bool is_finite(double x)
 {
 #ifdef __CUDA_ARCH__
     return isfinite(x);
@@ -57,20 +53,20 @@ MIMODET_MODEL_HD bool is_finite(double x)
 }
 
 //! The grid cell of spread b (b_min <= b).
-MIMODET_MODEL_HD int b_index(double b)
+MIMODET_HD inline int b_index(double b)
 {
     return static_cast<int>(ceil(log(b / k_b_min) / log(k_b_step) - 1e-9));
 }
 
 //! Spread cells for a maximal model spread b_max: b_index(b_max) + 1.
-MIMODET_MODEL_HD int b_cells(double b_max) { return b_index(b_max) + 1; }
+MIMODET_HD inline int b_cells(double b_max) { return b_index(b_max) + 1; }
 
 /*!
  * The slot's noise variance from the ports 0/1 pairs' sums (difference energies of
  * orders 2 and 3 in sum[2..3] / count[2..3], the pilot power over n_power pilots),
  * floored at a 60 dB SNR; NaN when the slot is unusable (non-finite or zero).
  */
-MIMODET_MODEL_HD double
+MIMODET_HD inline double
 noise_variance(const double* sum, const size_t* count, double power, size_t n_power)
 {
     double nv = std::numeric_limits<double>::infinity();
@@ -91,7 +87,7 @@ noise_variance(const double* sum, const size_t* count, double power, size_t n_po
  * power pw over n_pw values, the spread fit's lag sums (count_lag terms each), the noise
  * variance nv and the largest spread b_max (s).
  */
-MIMODET_MODEL_HD void grid_cell(double pw,
+MIMODET_HD inline void grid_cell(double pw,
                                 size_t n_pw,
                                 const double* sum_lag,
                                 const size_t* count_lag,

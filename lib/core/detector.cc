@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
+#include "algorithm_registry.h"
 #include "backend.h"
 #include "cancellation.h"
 #include "finite.h"
@@ -33,9 +34,6 @@ namespace {
 std::mutex g_log_mutex;
 log_handler g_log_handler;
 
-const std::vector<std::string> k_algorithms = { "ml",  "zf",  "mmse", "psd",
-                                                "fsd", "sfsd", "mtt" };
-
 // Below this many vectors per call waking a worker costs more than it saves.
 constexpr size_t k_min_vectors_per_thread = 64;
 // Most vectors of one matrix between two cancel checks: a slot's subcarrier (up to 7
@@ -53,11 +51,10 @@ public:
         // Build one kernel now: it validates the algorithm parameters at construction.
         d_kernels.push_back(core::make_cpu_kernel(cfg));
         d_max_threads = n;
-        d_soft = core::algorithm_is_soft(cfg.algorithm);
+        d_soft = detector_algorithm_soft(cfg.algorithm);
     }
 
     bool soft() const override { return d_soft; }
-    std::string backend() const override { return "cpu"; }
 
 protected:
     void run(const cf* H,
@@ -186,13 +183,10 @@ private:
     core::worker_pool d_pool;
 };
 
-void validate_config(const detector_config& cfg)
+//! Checks cfg; returns its algorithm's registry row.
+const core::algorithm_info& validate_config(const detector_config& cfg)
 {
-    if (std::find(k_algorithms.begin(), k_algorithms.end(), cfg.algorithm) ==
-        k_algorithms.end())
-        throw std::invalid_argument(
-            "mimodet: unknown algorithm '" + cfg.algorithm +
-            "' (expected one of ml, zf, mmse, psd, fsd, sfsd, mtt)");
+    const core::algorithm_info& alg = core::find_algorithm(cfg.algorithm);
     if (cfg.n_tx < 1 || cfg.n_tx > 8)
         throw std::invalid_argument("mimodet: n_tx must be between 1 and 8, got " +
                                     std::to_string(cfg.n_tx));
@@ -201,9 +195,7 @@ void validate_config(const detector_config& cfg)
                                     std::to_string(cfg.n_tx) + ") and 8, got " +
                                     std::to_string(cfg.n_rx));
     to_string(cfg.mod); // throws on an invalid enum value
-    if (cfg.backend != "cpu" && cfg.backend != "cuda" && cfg.backend != "auto")
-        throw std::invalid_argument("mimodet: unknown backend '" + cfg.backend +
-                                    "' (expected cpu, cuda or auto)");
+    to_string(cfg.backend); // throws on an invalid enum value
     if (cfg.threads < 0)
         throw std::invalid_argument("mimodet: threads must be >= 0 (0 = all cores)");
     if (cfg.sorted_qr < -1 || cfg.sorted_qr > 1)
@@ -214,22 +206,22 @@ void validate_config(const detector_config& cfg)
         throw std::invalid_argument("mimodet: llr_clip must be finite and >= 0");
     // The PSD is the only detector whose work depends on the channel and the noise; the
     // others' is fixed by their parameters, so a budget there would silently do nothing.
-    if (core::psd_deadline_ns(cfg.psd_deadline_us) != 0 && cfg.algorithm != "psd")
+    if (core::psd_deadline_ns(cfg.psd_deadline_us) != 0 && !alg.uses_deadline)
         throw std::invalid_argument("mimodet: psd_deadline_us applies to algorithm 'psd' "
                                     "only (got " +
                                     std::to_string(cfg.psd_deadline_us) + " for '" +
                                     cfg.algorithm + "')");
-    if (cfg.psd_node_budget != -1 && cfg.psd_node_budget != 0 && cfg.algorithm != "psd")
+    if (cfg.psd_node_budget != -1 && cfg.psd_node_budget != 0 && !alg.uses_deadline)
         throw std::invalid_argument("mimodet: psd_node_budget applies to algorithm 'psd' "
                                     "only (got " +
                                     std::to_string(cfg.psd_node_budget) + " for '" +
                                     cfg.algorithm + "')");
-    core::validate_algorithm_config(cfg);
+    // Each algorithm validates its own parameters when its kernel is built.
+    (void)alg.make_cpu(cfg);
+    return alg;
 }
 
 } // namespace
-
-std::vector<std::string> algorithms() { return k_algorithms; }
 
 void set_log_handler(log_handler handler)
 {
@@ -263,6 +255,8 @@ double detector::kernel_seconds(int)
     throw std::logic_error("mimodet: kernel_seconds is defined for the CUDA backend only");
 }
 
+std::string detector::backend() const { return to_string(d_cfg.backend); }
+
 int detector::bits_per_vector() const
 {
     return d_cfg.n_tx * static_cast<int>(d_cfg.mod);
@@ -285,52 +279,57 @@ void first_detection(detector& d)
 }
 } // namespace
 
+// The one place that decides between the backends: a CUDA factory builds its detector
+// or throws (cuda_unsupported for a configuration beyond its kernels, std::runtime_error
+// where the device cannot run it), whatever cfg.backend says.
 detector::sptr detector::make(const detector_config& cfg)
 {
-    validate_config(cfg);
-    if (cfg.backend == "cpu")
+    const core::algorithm_info& alg = validate_config(cfg);
+    if (cfg.backend == backend_kind::cpu)
         return std::make_shared<cpu_detector>(cfg);
 
     const int devices = cuda_device_count();
-    if (cfg.backend == "cuda") {
+    if (cfg.backend == backend_kind::cuda) {
         if (devices == 0)
             throw std::runtime_error(
                 "mimodet: backend 'cuda' requested but no CUDA device is available" +
                 std::string(core::cuda_built() ? "" : " (built without CUDA)"));
-        detector::sptr d;
+        if (!alg.make_cuda)
+            throw std::invalid_argument("mimodet: algorithm '" + cfg.algorithm +
+                                        "' has no CUDA implementation in this build (" +
+                                        core::cuda_missing_reason(alg) + ")");
         try {
-            d = core::make_cuda_detector(cfg);
-            if (d)
-                first_detection(*d);
+            detector::sptr d = alg.make_cuda(cfg);
+            first_detection(*d);
+            return d;
         } catch (const std::runtime_error& e) {
             throw std::runtime_error("mimodet: backend 'cuda': the device cannot run '" +
                                      cfg.algorithm + "': " + e.what());
         }
-        if (!d)
-            throw std::invalid_argument("mimodet: algorithm '" + cfg.algorithm +
-                                        "' has no CUDA implementation in this build");
-        return d;
     }
     // auto
-    if (devices > 0) {
+    if (devices == 0) {
+        log_message("info", "backend 'auto': no CUDA device found, using the CPU");
+    } else if (!alg.make_cuda) {
+        log_message("info",
+                    "backend 'auto': no CUDA implementation of '" + cfg.algorithm +
+                        "' (" + core::cuda_missing_reason(alg) + "), using the CPU");
+    } else {
         try {
-            if (auto d = core::make_cuda_detector(cfg)) {
-                first_detection(*d);
-                return d;
-            }
+            detector::sptr d = alg.make_cuda(cfg);
+            first_detection(*d);
+            return d;
+        } catch (const core::cuda_unsupported& e) {
             log_message("info",
-                        "backend 'auto': no CUDA implementation of '" + cfg.algorithm +
-                            "', using the CPU");
+                        std::string("backend 'auto': ") + e.what() + "; using the CPU");
         } catch (const std::runtime_error& e) {
             log_message("warn",
                         "backend 'auto': the CUDA device cannot run '" + cfg.algorithm +
                             "' (" + e.what() + "), using the CPU");
         }
-    } else {
-        log_message("info", "backend 'auto': no CUDA device found, using the CPU");
     }
     detector_config c = cfg;
-    c.backend = "cpu";
+    c.backend = backend_kind::cpu;
     return std::make_shared<cpu_detector>(c);
 }
 
@@ -368,18 +367,6 @@ detector::validate_inputs(const cf* H,
     return used;
 }
 
-int detector::add_gather_layout(const gather_layout&) { return -1; }
-
-void detector::run_gathered(int, const cf*, float, uint8_t*, float*, vector_stats*)
-{
-    throw std::logic_error("mimodet: backend '" + backend() + "' has no device gather");
-}
-
-float detector::run_staged(int, const cf*, device_stage&, uint8_t*, float*, vector_stats*)
-{
-    throw std::logic_error("mimodet: backend '" + backend() + "' has no device gather");
-}
-
 void detector::run_checked(const cf* H,
                            const cf* y,
                            const std::vector<batch_segment>& segments,
@@ -393,7 +380,8 @@ void detector::run_checked(const cf* H,
     if (llr_call && !soft())
         throw std::logic_error("mimodet: detector '" + d_cfg.algorithm +
                                "' gives hard bits only; use detect_bits (soft "
-                               "detectors: sfsd, mtt, ml, zf, mmse)");
+                               "detectors: " +
+                               core::soft_algorithm_names() + ")");
     const std::vector<batch_segment> used =
         validate_inputs(H, y, segments, noise_var, inputs_checked);
     if (used.empty())
@@ -492,39 +480,6 @@ void detector::detect_llr(const cf* H,
 {
     run_checked(H, y, segments, noise_var, nullptr, llr, stats, true);
 }
-
-namespace core {
-
-bool algorithm_is_soft(const std::string& a)
-{
-    return a == "ml" || a == "zf" || a == "mmse" || a == "sfsd" || a == "mtt";
-}
-
-std::unique_ptr<cpu_kernel> make_cpu_kernel(const detector_config& cfg)
-{
-    const std::string& a = cfg.algorithm;
-    if (a == "ml")
-        return make_ml_kernel(cfg);
-    if (a == "zf" || a == "mmse")
-        return make_linear_kernel(cfg);
-    if (a == "psd")
-        return make_psd_kernel(cfg);
-    if (a == "fsd")
-        return make_fsd_kernel(cfg);
-    if (a == "sfsd")
-        return make_sfsd_kernel(cfg);
-    if (a == "mtt")
-        return make_mtt_kernel(cfg);
-    throw std::invalid_argument("mimodet: unknown algorithm '" + a + "'");
-}
-
-void validate_algorithm_config(const detector_config& cfg)
-{
-    // Each algorithm validates its own parameters when its kernel is built.
-    (void)make_cpu_kernel(cfg);
-}
-
-} // namespace core
 
 } // namespace mimodet
 } // namespace gr

@@ -62,10 +62,8 @@ public:
 };
 
 //! Validates the algorithm-specific parts of cfg (throws std::invalid_argument) and
-//! builds one kernel. Called once per worker thread.
+//! builds one kernel by the algorithm registry's factory. Called once per worker thread.
 std::unique_ptr<cpu_kernel> make_cpu_kernel(const detector_config& cfg);
-bool algorithm_is_soft(const std::string& algorithm);
-void validate_algorithm_config(const detector_config& cfg);
 
 // Factories of the individual algorithms (each file validates its own parameters).
 std::unique_ptr<cpu_kernel> make_ml_kernel(const detector_config& cfg);

@@ -31,7 +31,7 @@
 #ifndef INCLUDED_MIMODET_CORE_LINEAR_COMMON_H
 #define INCLUDED_MIMODET_CORE_LINEAR_COMMON_H
 
-#include "llr.h"          // maxlog_llr, MIMODET_LLR_HD
+#include "llr.h"          // maxlog_llr, MIMODET_HD
 #include "rounded_math.h" // rn_mul, rn_add, rn_sub: no FMA contraction on the GPU
 #include <math.h>
 
@@ -53,8 +53,8 @@ struct cplx {
     double re, im;
 };
 
-MIMODET_LLR_HD inline cplx cconj(cplx a) { return { a.re, -a.im }; }
-MIMODET_LLR_HD inline cplx cmul(cplx a, cplx b)
+MIMODET_HD inline cplx cconj(cplx a) { return { a.re, -a.im }; }
+MIMODET_HD inline cplx cmul(cplx a, cplx b)
 {
     return { a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re };
 }
@@ -63,7 +63,7 @@ MIMODET_LLR_HD inline cplx cmul(cplx a, cplx b)
  * G = H^H H (n_tx x n_tx, row-major, full Hermitian storage) for H row-major
  * n_rx x n_tx. Explicitly rounded, summed over r in order; the diagonal is real.
  */
-MIMODET_LLR_HD inline void gram(const cplx* H, int nr, int nt, cplx* G)
+MIMODET_HD inline void gram(const cplx* H, int nr, int nt, cplx* G)
 {
     for (int i = 0; i < nt; ++i) {
         double dd = 0.0;
@@ -93,7 +93,7 @@ MIMODET_LLR_HD inline void gram(const cplx* H, int nr, int nt, cplx* G)
  * original index of position i, d[0..r-1] the pivots, and the strictly lower part of
  * columns 0..r-1 of A holds L (unit diagonal implied). Explicitly rounded.
  */
-MIMODET_LLR_HD inline int pivoted_ldl(cplx* A, int n, double rtol, int* perm, double* d)
+MIMODET_HD inline int pivoted_ldl(cplx* A, int n, double rtol, int* perm, double* d)
 {
     for (int i = 0; i < n; ++i)
         perm[i] = i;
@@ -148,7 +148,7 @@ MIMODET_LLR_HD inline int pivoted_ldl(cplx* A, int n, double rtol, int* perm, do
 }
 
 //! L(row, col) of pivoted_ldl's output: unit diagonal, zero above.
-MIMODET_LLR_HD inline cplx ldl_L(const cplx* A, int n, int row, int col)
+MIMODET_HD inline cplx ldl_L(const cplx* A, int n, int row, int col)
 {
     if (row == col)
         return { 1.0, 0.0 };
@@ -165,14 +165,14 @@ MIMODET_LLR_HD inline cplx ldl_L(const cplx* A, int n, int row, int col)
  * gives W = 0. MAXN >= n sizes the scratch arrays.
  */
 template <int MAXN = max_ant>
-MIMODET_LLR_HD inline void ldl_weights(const cplx* A,
-                                       const int* perm,
-                                       const double* d,
-                                       int r,
-                                       const cplx* H,
-                                       int nr,
-                                       int n,
-                                       cplx* W)
+MIMODET_HD inline void ldl_weights(const cplx* A,
+                                   const int* perm,
+                                   const double* d,
+                                   int r,
+                                   const cplx* H,
+                                   int nr,
+                                   int n,
+                                   cplx* W)
 {
     cplx Y[MAXN * MAXN]; // r x n
     if (r == n) {
@@ -278,7 +278,7 @@ MIMODET_LLR_HD inline void ldl_weights(const cplx* A,
  * Q (nr x nt) and R (nt x nt) is the caller's: MAXN sizes it (nt <= MAXN, nr <= max_ant).
  */
 template <int MAXN = max_ant>
-MIMODET_LLR_HD inline void qr_weights(const cplx* H, int nr, int nt, cplx* W)
+MIMODET_HD inline void qr_weights(const cplx* H, int nr, int nt, cplx* W)
 {
     cplx Q[max_ant * MAXN]; // nr x nt
     cplx R[MAXN * MAXN];    // nt x nt, upper
@@ -337,7 +337,7 @@ MIMODET_LLR_HD inline void qr_weights(const cplx* H, int nr, int nt, cplx* W)
  * orthogonal decomposition instead; the two agree to rounding.)
  */
 template <int MAXN = max_ant>
-MIMODET_LLR_HD inline int zf_weights(const cplx* H, int nr, int nt, cplx* W)
+MIMODET_HD inline int zf_weights(const cplx* H, int nr, int nt, cplx* W)
 {
     cplx G[MAXN * MAXN];
     int perm[MAXN];
@@ -353,7 +353,7 @@ MIMODET_LLR_HD inline int zf_weights(const cplx* H, int nr, int nt, cplx* W)
 
 //! The rank of H by the zf rank rule (the CPU's switch between its two pseudo-inverses).
 template <int MAXN = max_ant>
-MIMODET_LLR_HD inline int zf_rank(const cplx* H, int nr, int nt)
+MIMODET_HD inline int zf_rank(const cplx* H, int nr, int nt)
 {
     cplx G[MAXN * MAXN];
     int perm[MAXN];
@@ -368,7 +368,8 @@ MIMODET_LLR_HD inline int zf_rank(const cplx* H, int nr, int nt)
  * truncates as in zf). Returns the rank of the factorisation (n_tx normally).
  */
 template <int MAXN = max_ant>
-MIMODET_LLR_HD inline int mmse_weights(const cplx* H, int nr, int nt, double noise_var, cplx* W)
+MIMODET_HD inline int
+mmse_weights(const cplx* H, int nr, int nt, double noise_var, cplx* W)
 {
     cplx G[MAXN * MAXN];
     int perm[MAXN];
@@ -389,7 +390,7 @@ constexpr double mmse_min_post_var = 1.0 / 9007199254740992.0;
 //! symbols; 0 (the stream is unusable) for mu <= 0 or not a number. mu at or above 1 (a
 //! noise_var below the rounding of H^H H: a noise-free stream) gives mmse_min_post_var,
 //! so its LLRs saturate as those of the other detectors do, instead of being erased.
-MIMODET_LLR_HD inline double mmse_post_var(double mu)
+MIMODET_HD inline double mmse_post_var(double mu)
 {
     if (!(mu > 0))
         return 0.0;
@@ -403,15 +404,15 @@ MIMODET_LLR_HD inline double mmse_post_var(double mu)
  * the q lives on the I (even b) or Q (odd b) PAM of pam[0 .. 2^pam_bits - 1]; the LLR
  * is maxlog_llr of the two per-bit minimum squared distances (clip and all).
  */
-MIMODET_LLR_HD inline void demap_stream(double x_re,
-                                        double x_im,
-                                        double gain,
-                                        double post_var,
-                                        const double* pam,
-                                        int pam_bits,
-                                        int q,
-                                        float llr_clip,
-                                        float* out)
+MIMODET_HD inline void demap_stream(double x_re,
+                                    double x_im,
+                                    double gain,
+                                    double post_var,
+                                    const double* pam,
+                                    int pam_bits,
+                                    int q,
+                                    float llr_clip,
+                                    float* out)
 {
     const bool usable = gain > 0 && post_var > 0 && isfinite(post_var);
     const double xr = usable ? x_re / gain : 0.0;

@@ -18,11 +18,7 @@
 #include <float.h>
 #include <math.h>
 
-#ifdef __CUDACC__
-#define MIMODET_LLR_HD __host__ __device__
-#else
-#define MIMODET_LLR_HD
-#endif
+#include "host_device.h"
 
 namespace gr {
 namespace mimodet {
@@ -31,7 +27,7 @@ namespace core {
 //! x as a float, saturated at float's range: the guard of every LLR conversion (raw
 //! metric differences, llr_scaled false, are not held to llr_saturation and can pass
 //! it). NaN stays NaN.
-MIMODET_LLR_HD inline float saturate_llr(double x)
+MIMODET_HD inline float saturate_llr(double x)
 {
     if (x > FLT_MAX)
         return FLT_MAX;
@@ -49,7 +45,7 @@ MIMODET_LLR_HD inline float saturate_llr(double x)
  * numbers (a rank-deficient H's division by a zero pivot: flagged
  * vector_flag_rank_deficient by the detector).
  */
-MIMODET_LLR_HD inline float maxlog_llr(double min_metric_bit0,
+MIMODET_HD inline float maxlog_llr(double min_metric_bit0,
                                        double min_metric_bit1,
                                        double inv_noise_var,
                                        float llr_clip)

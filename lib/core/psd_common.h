@@ -18,11 +18,7 @@
 
 #include "rounded_math.h"
 
-#ifdef __CUDACC__
-#define MIMODET_PSD_HD __host__ __device__
-#else
-#define MIMODET_PSD_HD
-#endif
+#include "host_device.h"
 
 namespace gr {
 namespace mimodet {
@@ -44,7 +40,7 @@ namespace core {
  * (no node has its |Omega| children evaluated), the convention of both PSDs.
  */
 template <typename Idx>
-MIMODET_PSD_HD inline void
+MIMODET_HD inline void
 psd_sic(const double* R, const double* z, const double* value, int N, int P, Idx* out)
 {
     for (int k = N - 1; k >= 0; --k) {

@@ -20,15 +20,11 @@
 #ifndef INCLUDED_MIMODET_CORE_PSD_SE_H
 #define INCLUDED_MIMODET_CORE_PSD_SE_H
 
+#include "host_device.h"
 #include "rounded_math.h"
 #include <cstdint>
 #include <type_traits>
 
-#ifdef __CUDACC__
-#define MIMODET_SE_HD __host__ __device__
-#else
-#define MIMODET_SE_HD
-#endif
 
 namespace gr {
 namespace mimodet {
@@ -46,8 +42,8 @@ struct psd_se_problem {
     int N, P;
     int rs; //!< R's stride (1: dense; the GPU interleaves its threads' copies)
 
-    MIMODET_SE_HD double r(int k, int j) const { return R[(k * N + j) * rs]; }
-    MIMODET_SE_HD double zk(int k) const { return z[k * rs]; }
+    MIMODET_HD double r(int k, int j) const { return R[(k * N + j) * rs]; }
+    MIMODET_HD double zk(int k) const { return z[k * rs]; }
 };
 
 //! Search state; NMAX >= N.
@@ -69,7 +65,7 @@ struct psd_se_state {
 };
 
 //! +inf without <cmath>'s constexpr questions on the device.
-MIMODET_SE_HD inline double psd_se_inf() { return __builtin_huge_val(); }
+MIMODET_HD inline double psd_se_inf() { return __builtin_huge_val(); }
 
 // Loops over rows run to NMAX with a guard on N, so that with a row index known at
 // compile time (psd_se_step_unrolled) every state access has a constant index and the
@@ -79,7 +75,7 @@ MIMODET_SE_HD inline double psd_se_inf() { return __builtin_huge_val(); }
 //! Row k's children, sorted by metric: |b - r v|^2 grows with |centre - v|, so they
 //! alternate outwards from the nearest level.
 template <int NMAX>
-MIMODET_SE_HD inline void
+MIMODET_HD inline void
 psd_se_start_level(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, double parent)
 {
     const int N = pb.N;
@@ -107,7 +103,7 @@ psd_se_start_level(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, doub
 }
 
 //! Next child of a row in sorted order (lo/hi advanced); false when all were taken.
-MIMODET_SE_HD inline bool psd_se_take(const psd_se_problem& pb,
+MIMODET_HD inline bool psd_se_take(const psd_se_problem& pb,
                                       const double centre,
                                       const double b,
                                       const double pm,
@@ -135,7 +131,7 @@ MIMODET_SE_HD inline bool psd_se_take(const psd_se_problem& pb,
 }
 
 template <int NMAX>
-MIMODET_SE_HD inline bool
+MIMODET_HD inline bool
 psd_se_next(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, int& idx, double& m)
 {
     return psd_se_take(pb, st.centre[k], st.b[k], st.pm[k], pb.r(k, k), st.lo[k], st.hi[k], idx, m);
@@ -143,7 +139,7 @@ psd_se_next(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, int& idx, d
 
 //! A child that may be taken: inside the radius and the bound (false for NaN).
 template <int NMAX>
-MIMODET_SE_HD inline bool psd_se_inside(const psd_se_state<NMAX>& st, double m)
+MIMODET_HD inline bool psd_se_inside(const psd_se_state<NMAX>& st, double m)
 {
     return m < st.d2 && m <= st.bound;
 }
@@ -153,7 +149,7 @@ MIMODET_SE_HD inline bool psd_se_inside(const psd_se_state<NMAX>& st, double m)
  * 0..NMAX-1: code inside f indexes the state with a constant.
  */
 template <int NMAX, int K = 0, class F>
-MIMODET_SE_HD inline auto psd_se_dispatch(int k, F&& f)
+MIMODET_HD inline auto psd_se_dispatch(int k, F&& f)
 {
     if constexpr (K + 1 < NMAX) {
         if (k != K)
@@ -169,7 +165,7 @@ MIMODET_SE_HD inline auto psd_se_dispatch(int k, F&& f)
  * index as a compile-time constant (GPU).
  */
 template <int NMAX, bool unrolled = false>
-MIMODET_SE_HD inline void psd_se_begin(const psd_se_problem& pb,
+MIMODET_HD inline void psd_se_begin(const psd_se_problem& pb,
                                        psd_se_state<NMAX>& st,
                                        int top,
                                        const uint8_t* prefix,
@@ -193,7 +189,7 @@ MIMODET_SE_HD inline void psd_se_begin(const psd_se_problem& pb,
 
 //! psd_se_step's work at row k (k = st.k).
 template <int NMAX>
-MIMODET_SE_HD inline void psd_se_step_at(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k)
+MIMODET_HD inline void psd_se_step_at(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k)
 {
     int idx = 0;
     double m = 0.0;
@@ -224,7 +220,7 @@ MIMODET_SE_HD inline void psd_se_step_at(const psd_se_problem& pb, psd_se_state<
  * (GPU), the same operations.
  */
 template <int NMAX, bool unrolled = false>
-MIMODET_SE_HD inline bool psd_se_step(const psd_se_problem& pb, psd_se_state<NMAX>& st)
+MIMODET_HD inline bool psd_se_step(const psd_se_problem& pb, psd_se_state<NMAX>& st)
 {
     if constexpr (unrolled)
         psd_se_dispatch<NMAX>(st.k, [&](auto K) { psd_se_step_at(pb, st, K()); });
@@ -235,7 +231,7 @@ MIMODET_SE_HD inline bool psd_se_step(const psd_se_problem& pb, psd_se_state<NMA
 
 //! Whether a stopped search left candidates inside the sphere (the truncated flag).
 template <int NMAX>
-MIMODET_SE_HD inline bool psd_se_work_left(const psd_se_problem& pb, const psd_se_state<NMAX>& st)
+MIMODET_HD inline bool psd_se_work_left(const psd_se_problem& pb, const psd_se_state<NMAX>& st)
 {
     for (int j = 0; j < NMAX; ++j) {
         if (j < st.k || j >= st.top)
@@ -258,7 +254,7 @@ MIMODET_SE_HD inline bool psd_se_work_left(const psd_se_problem& pb, const psd_s
  * metric, the least key among equal metrics (the first one it visits).
  */
 template <int NMAX>
-MIMODET_SE_HD inline uint64_t psd_se_leaf_key(const psd_se_state<NMAX>& st,
+MIMODET_HD inline uint64_t psd_se_leaf_key(const psd_se_state<NMAX>& st,
                                               int log2P,
                                               uint64_t prefix_key)
 {

@@ -13,17 +13,13 @@
 #ifndef INCLUDED_MIMODET_CORE_ROUNDED_MATH_H
 #define INCLUDED_MIMODET_CORE_ROUNDED_MATH_H
 
-#ifdef __CUDACC__
-#define MIMODET_RN_HD __host__ __device__
-#else
-#define MIMODET_RN_HD
-#endif
+#include "host_device.h"
 
 namespace gr {
 namespace mimodet {
 namespace core {
 
-MIMODET_RN_HD inline double rn_mul(double a, double b)
+MIMODET_HD inline double rn_mul(double a, double b)
 {
 #ifdef __CUDA_ARCH__
     return __dmul_rn(a, b);
@@ -31,7 +27,7 @@ MIMODET_RN_HD inline double rn_mul(double a, double b)
     return a * b;
 #endif
 }
-MIMODET_RN_HD inline double rn_add(double a, double b)
+MIMODET_HD inline double rn_add(double a, double b)
 {
 #ifdef __CUDA_ARCH__
     return __dadd_rn(a, b);
@@ -39,7 +35,7 @@ MIMODET_RN_HD inline double rn_add(double a, double b)
     return a + b;
 #endif
 }
-MIMODET_RN_HD inline double rn_sub(double a, double b)
+MIMODET_HD inline double rn_sub(double a, double b)
 {
 #ifdef __CUDA_ARCH__
     return __dsub_rn(a, b);
@@ -47,7 +43,7 @@ MIMODET_RN_HD inline double rn_sub(double a, double b)
     return a - b;
 #endif
 }
-MIMODET_RN_HD inline double rn_div(double a, double b)
+MIMODET_HD inline double rn_div(double a, double b)
 {
 #ifdef __CUDA_ARCH__
     return __ddiv_rn(a, b);

@@ -6,6 +6,7 @@
  */
 
 #include "slot_detection.h"
+#include "detector_internal.h"
 #include "finite.h"
 #include "vector_flags.h"
 #include <algorithm>
@@ -60,8 +61,9 @@ slot_detection::slot_detection(const lte_grid& grid, int n_rx, detector::sptr de
     // and the host neither gathers nor scatters.
     const size_t grid_len = 7 * static_cast<size_t>(n_sc);
     const size_t hm = static_cast<size_t>(d_n_rx) * d_n_tx;
-    for (int ns = 0; ns < lte_numerology::slots_per_frame; ++ns) {
-        detector::gather_layout L;
+    d_gather = detector_access::gather(*d_det);
+    for (int ns = 0; d_gather && ns < lte_numerology::slots_per_frame; ++ns) {
+        gather_layout L;
         L.grid_len = grid_len;
         L.packed_len = d_n_rx * grid_len + n_sc * hm;
         for (const auto& g : d_groups[ns]) {
@@ -71,7 +73,7 @@ slot_detection::slot_detection(const lte_grid& grid, int n_rx, detector::sptr de
             L.y_src.insert(L.y_src.end(), g.re.begin(), g.re.end());
             L.out_pos.insert(L.out_pos.end(), g.pos.begin(), g.pos.end());
         }
-        const int id = d_det->add_gather_layout(L);
+        const int id = d_gather->add_gather_layout(L);
         if (id < 0) {
             d_layout_id.clear();
             break;
@@ -104,29 +106,37 @@ std::string slot_detection::detect_packed(const slot_input& in,
         if (!why.empty())
             return why;
     }
-    d_det->run_gathered(d_layout_id[ns], d_packed.data(), in.noise_var, bits, llr, stats);
+    d_gather->run_gathered(
+        d_layout_id[ns], d_packed.data(), in.noise_var, bits, llr, stats);
     return std::string();
 }
 
 //! The GPU estimator as the detector's device stage: the model decided on the device
 //! (nothing waits), or, for the run again of a slot whose filter was not on the device
 //! yet, on the host (estimate_packed, which uploads it).
-class estimating_stage : public detector::device_stage
+class estimating_stage : public device_stage
 {
 public:
     estimating_stage(gpu_channel_estimation& est, int ns) : d_est(est), d_ns(ns) {}
-    float run(void* dev_packed, void* stream) override
+    staged_result run(void* dev_packed, void* stream) override
     {
         d_missed = false;
         if (d_host_model)
-            return d_est.estimate_packed(d_ns, dev_packed, stream);
+            return staged_noise_var(d_est.estimate_packed(d_ns, dev_packed, stream));
         d_dev_nv = d_est.enqueue_packed(d_ns, dev_packed, stream);
-        return 1.0f; // the detection reads d_dev_nv
+        return { staged_outcome::detected, 1.0f }; // the detection reads d_dev_nv
     }
     const float* device_noise_var() const override { return d_host_model ? nullptr : d_dev_nv; }
-    float finish(float noise_var) override
+    //! The estimator's verdict on a slot that went through: retry_on_host where it found
+    //! the pilots unusable (or, with the model on the device, the filter missing: see
+    //! take_retry), unusable where the H it wrote is not finite.
+    staged_result finish(const staged_result& result) override
     {
-        return d_host_model ? noise_var : d_est.packed_result(d_missed);
+        const staged_result r =
+            d_host_model ? result : staged_noise_var(d_est.packed_result(d_missed));
+        if (r.outcome == staged_outcome::detected && !d_est.h_finite())
+            return { staged_outcome::unusable, r.noise_var };
+        return r;
     }
     /*!
      * True where the last run's filter was not on the device: the slot must run again,
@@ -150,7 +160,8 @@ private:
 
 namespace {
 //! Time-domain input: the GPU demodulator makes the grids on the device, then the
-//! estimator's stage runs. NaN (nothing detected) where the samples are not finite.
+//! estimator's stage runs. retry_on_host (nothing detected) where the samples are not
+//! finite: the host demodulates them, and its checks decide.
 class demodulation_stage : public estimating_stage
 {
 public:
@@ -161,18 +172,20 @@ public:
         : estimating_stage(est, ns), d_demod(demod), d_samples(samples)
     {
     }
-    float run(void* dev_packed, void* stream) override
+    staged_result run(void* dev_packed, void* stream) override
     {
         if (!d_demod.demodulate_packed(d_samples, dev_packed, stream))
-            return std::numeric_limits<float>::quiet_NaN();
+            return { staged_outcome::retry_on_host, 0.0f };
         return estimating_stage::run(dev_packed, stream);
     }
-    float finish(float noise_var) override
+    staged_result finish(const staged_result& result) override
     {
-        const float nv = estimating_stage::finish(noise_var);
+        const staged_result r = estimating_stage::finish(result);
         // The stream has passed the device's check of samples uploaded straight from
         // registered memory.
-        return d_demod.samples_finite() ? nv : std::numeric_limits<float>::quiet_NaN();
+        return d_demod.samples_finite()
+                   ? r
+                   : staged_result{ staged_outcome::retry_on_host, 0.0f };
     }
 
 private:
@@ -236,7 +249,7 @@ slot_detection::estimated_slot slot_detection::detect_estimated(int ns,
         }
     }
     estimating_stage stage(est, ns);
-    return run_estimated(ns, d_packed.data(), stage, est, bits, llr, count_truncated, t0);
+    return run_estimated(ns, d_packed.data(), stage, bits, llr, count_truncated, t0);
 }
 
 slot_detection::estimated_slot
@@ -254,13 +267,12 @@ slot_detection::detect_estimated_time(int ns,
     const int64_t t0 = d_timeline ? call_timeline::now_ns() : 0;
     d_t_packed = t0; // the samples are copied in the stage
     demodulation_stage stage(demod, samples, est, ns);
-    return run_estimated(ns, nullptr, stage, est, bits, llr, count_truncated, t0);
+    return run_estimated(ns, nullptr, stage, bits, llr, count_truncated, t0);
 }
 
 slot_detection::estimated_slot slot_detection::run_estimated(int ns,
                                                              const cf* packed,
                                                              estimating_stage& stage,
-                                                             gpu_channel_estimation& est,
                                                              uint8_t* bits,
                                                              float* llr,
                                                              bool count_truncated,
@@ -272,24 +284,30 @@ slot_detection::estimated_slot slot_detection::run_estimated(int ns,
     auto zeros = [&] { zero_output(n_out, bits, llr); };
     if (count_truncated)
         d_stats.resize(n);
-    res.noise_var = d_det->run_staged(d_layout_id[ns], packed, stage, bits, llr,
-                                      count_truncated ? d_stats.data() : nullptr);
+    vector_stats* stats = count_truncated ? d_stats.data() : nullptr;
+    staged_result r =
+        d_gather->run_staged(d_layout_id[ns], packed, stage, bits, llr, stats);
     if (stage.take_retry()) {
         ++d_filter_retries;
-        res.noise_var = d_det->run_staged(d_layout_id[ns], packed, stage, bits, llr,
-                                          count_truncated ? d_stats.data() : nullptr);
+        r = d_gather->run_staged(d_layout_id[ns], packed, stage, bits, llr, stats);
     }
-    if (std::isnan(res.noise_var)) {
+    // The one decision on the slot's fate.
+    switch (r.outcome) {
+    case staged_outcome::retry_on_host:
         zeros();
         res.why = "pilots unusable";
         return res; // estimated = false: the host path decides
-    }
-    res.estimated = true;
-    if (!est.h_finite()) {
+    case staged_outcome::unusable:
         zeros();
+        res.estimated = true;
+        res.noise_var = r.noise_var;
         res.why = "H contains NaN or Inf";
         return res;
+    case staged_outcome::detected:
+        break;
     }
+    res.estimated = true;
+    res.noise_var = r.noise_var;
     if (count_truncated)
         for (size_t j = 0; j < n; ++j)
             res.truncated += d_stats[j].truncated;
@@ -477,12 +495,24 @@ std::vector<std::string> slot_detection::detect_bits(const std::vector<slot_inpu
     if (n_vec > 0) {
         // gather_slots checked the inputs: the detector need not scan the batch again.
         if (!truncated) {
-            d_det->run_checked(d_H.data(), d_y.data(), d_segments, d_nv.data(),
-                               d_bits.data(), nullptr, nullptr, false, true);
+            detector_access::detect_checked(*d_det,
+                                            d_H.data(),
+                                            d_y.data(),
+                                            d_segments,
+                                            d_nv.data(),
+                                            d_bits.data(),
+                                            nullptr,
+                                            nullptr);
         } else {
             d_stats.assign(n_vec, vector_stats{});
-            d_det->run_checked(d_H.data(), d_y.data(), d_segments, d_nv.data(),
-                               d_bits.data(), nullptr, d_stats.data(), false, true);
+            detector_access::detect_checked(*d_det,
+                                            d_H.data(),
+                                            d_y.data(),
+                                            d_segments,
+                                            d_nv.data(),
+                                            d_bits.data(),
+                                            nullptr,
+                                            d_stats.data());
             // The batch holds the usable slots one after another.
             size_t v = 0;
             for (size_t i = 0; i < slots.size(); ++i) {
@@ -522,8 +552,14 @@ std::vector<std::string> slot_detection::detect_llr(const std::vector<slot_input
     const int64_t t1 = d_timeline ? call_timeline::now_ns() : 0;
     d_llr.resize(n_vec * d_per_elem);
     if (n_vec > 0)
-        d_det->run_checked(d_H.data(), d_y.data(), d_segments, d_nv.data(), nullptr,
-                           d_llr.data(), nullptr, true, true);
+        detector_access::detect_checked(*d_det,
+                                        d_H.data(),
+                                        d_y.data(),
+                                        d_segments,
+                                        d_nv.data(),
+                                        nullptr,
+                                        d_llr.data(),
+                                        nullptr);
     const int64_t t2 = d_timeline ? call_timeline::now_ns() : 0;
     scatter_slots(slots, why, d_llr.data(), out);
     record_call(t0, t1, t2, slots.size(), n_vec);

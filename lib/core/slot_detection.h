@@ -29,6 +29,7 @@ namespace mimodet {
 namespace core {
 
 class estimating_stage; // slot_detection.cc: the GPU estimator as the detection's stage
+class device_gather;    // detector_internal.h: the fused path of a backend
 
 /*!
  * \brief Gathers a slot's data elements into detector batches and scatters the results
@@ -213,7 +214,6 @@ private:
     estimated_slot run_estimated(int ns,
                                  const cf* packed,
                                  estimating_stage& stage,
-                                 gpu_channel_estimation& est,
                                  uint8_t* bits,
                                  float* llr,
                                  bool count_truncated,
@@ -256,8 +256,11 @@ private:
     mutable std::vector<uint8_t> d_rank_deficient; //!< degenerate_vectors: per subcarrier
     size_t d_filter_retries = 0;
     std::vector<batch_segment> d_segments;
-    //! Per slot ns, the detector's gather layout (detector::add_gather_layout); empty
-    //! where the backend gathers on the host.
+    //! The detector's fused path (nullptr where its backend gathers on the host).
+    core::device_gather* d_gather = nullptr;
+    //! Per slot ns, the detector's gather layout
+    //! (core::device_gather::add_gather_layout); empty where the backend gathers on the
+    //! host.
     std::vector<int> d_layout_id;
     host_vector<cf> d_packed; //!< one slot packed: n_rx grids, then H
     int64_t d_t_packed = 0;   //!< MIMODET_CALL_TIMELINE: when detect_packed had packed

@@ -38,7 +38,7 @@ inline gr::mimodet::detector_config long_ml_config(const std::string& backend,
     cfg.n_tx = 3;
     cfg.n_rx = 3;
     cfg.mod = modulation::qam64;
-    cfg.backend = backend;
+    cfg.backend = gr::mimodet::parse_backend(backend);
     cfg.threads = threads;
     return cfg;
 }

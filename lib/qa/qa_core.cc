@@ -208,7 +208,7 @@ TEST(detector, rejects_bad_configuration)
     EXPECT_THROW(qa::make("mmse", 4, 2, modulation::qpsk), std::invalid_argument);
     EXPECT_THROW(qa::make("mmse", 0, 2, modulation::qpsk), std::invalid_argument);
     detector_config c;
-    c.backend = "fpga";
+    c.backend = static_cast<backend_kind>(7); // not one of the enum's values
     EXPECT_THROW(detector::make(c), std::invalid_argument);
     c = {};
     c.llr_clip = -1;
@@ -239,9 +239,9 @@ TEST(detector, backend_selection_without_gpu)
     if (cuda_device_count() > 0)
         GTEST_SKIP() << "a CUDA device is present";
     detector_config c;
-    c.backend = "auto";
+    c.backend = backend_kind::automatic;
     EXPECT_EQ(detector::make(c)->backend(), "cpu");
-    c.backend = "cuda";
+    c.backend = backend_kind::cuda;
     EXPECT_THROW(detector::make(c), std::runtime_error);
 }
 

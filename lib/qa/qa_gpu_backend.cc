@@ -35,18 +35,18 @@ TEST(gpu_backend, auto_and_cuda_agree_with_what_exists)
         c.n_tx = 2;
         c.n_rx = 2;
         c.mod = modulation::qpsk;
-        c.backend = "auto";
+        c.backend = backend_kind::automatic;
         auto d = detector::make(c);
-        const bool has_cuda = core::make_cuda_detector(c) != nullptr;
+        const bool has_cuda = core::find_algorithm(a).make_cuda != nullptr;
         EXPECT_EQ(d->backend(), has_cuda ? "cuda" : "cpu") << a;
-        c.backend = "cuda";
+        c.backend = backend_kind::cuda;
         if (has_cuda)
             EXPECT_EQ(detector::make(c)->backend(), "cuda") << a;
         else
             EXPECT_THROW(detector::make(c), std::invalid_argument) << a;
         // Whatever runs, the answers are valid: compare with the CPU backend.
         auto b = qa::make_batch(2, 2, modulation::qpsk, 64, 7, 30, 30, 3);
-        c.backend = "cpu";
+        c.backend = backend_kind::cpu;
         auto cpu = detector::make(c);
         EXPECT_EQ(qa::run_bits(*d, b), qa::run_bits(*cpu, b)) << a;
     }

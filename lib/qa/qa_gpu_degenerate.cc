@@ -29,7 +29,7 @@ detector::sptr
 make_on(const std::string& alg, int nt, int nr, modulation mod, const char* be)
 {
     detector_config c;
-    c.backend = be;
+    c.backend = parse_backend(be);
     return qa::make(alg, nt, nr, mod, c);
 }
 

@@ -23,7 +23,7 @@ detector::sptr make_fsd(
     int n_tx, int n_rx, modulation mod, const std::string& backend, int full_levels = -1)
 {
     detector_config c;
-    c.backend = backend;
+    c.backend = parse_backend(backend);
     c.fsd_full_levels = full_levels;
     return qa::make("fsd", n_tx, n_rx, mod, c);
 }

@@ -43,7 +43,7 @@ detector::sptr make_lin(const std::string& alg,
                         bool scaled = true)
 {
     detector_config c;
-    c.backend = backend;
+    c.backend = parse_backend(backend);
     c.llr_clip = clip;
     c.llr_scaled = scaled;
     return qa::make(alg, nt, nr, mod, c);
@@ -541,7 +541,7 @@ TEST(gpu_linear, configuration_and_interface)
         EXPECT_EQ(make_lin(alg, 4, 4, modulation::qam16, "auto")->backend(), "cuda");
         auto gpu = make_lin(alg, 4, 4, modulation::qam64, "cuda");
         EXPECT_TRUE(gpu->soft());
-        EXPECT_EQ(gpu->config().backend, "cuda");
+        EXPECT_EQ(gpu->config().backend, backend_kind::cuda);
         // Stats: zero, like the CPU's (no tree).
         const auto b = qa::make_batch(4, 4, modulation::qam64, 5, 3, 20.0, 20.0, 801);
         std::vector<float> out(b.bits.size());

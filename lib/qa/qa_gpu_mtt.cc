@@ -28,7 +28,7 @@ detector::sptr make_mtt(int n_tx,
                         float llr_clip = 0.0f)
 {
     detector_config c;
-    c.backend = backend;
+    c.backend = parse_backend(backend);
     c.sorted_qr = sorted_qr;
     c.llr_clip = llr_clip;
     return qa::make("mtt", n_tx, n_rx, mod, c);

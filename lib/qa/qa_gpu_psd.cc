@@ -47,7 +47,7 @@ detector::sptr make_psd(int n_tx,
                         int sorted_qr = -1)
 {
     detector_config c;
-    c.backend = backend;
+    c.backend = parse_backend(backend);
     // "preset" (empty): the CPU runs the set the CUDA backend picks by default, so that
     // decisions and node counts compare.
     const psd_params q =

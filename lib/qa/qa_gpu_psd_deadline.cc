@@ -62,7 +62,7 @@ detector::sptr make_psd(const qa::batch& b,
                         int sorted_qr = -1)
 {
     detector_config c;
-    c.backend = backend;
+    c.backend = parse_backend(backend);
     c.psd_deadline_us = deadline_us;
     c.psd_node_budget = 0; // only the deadline cuts searches here
     // The same set on both, so that decisions and node counts compare; the plain QR

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 using namespace qa;
+using gr::mimodet::backend_kind;
 using gr::mimodet::batch_segment;
 using gr::mimodet::detector_config;
 using gr::mimodet::lte_grid;
@@ -57,7 +58,7 @@ lte_slot_segments(int n_tx, int n_rx, const std::vector<int>& ns)
 {
     const lte_grid grid(lte_numerology::from_bandwidth(20), n_tx, 1);
     detector_config cfg;
-    cfg.backend = "cpu"; // only its configuration matters here
+    cfg.backend = backend_kind::cpu; // only its configuration matters here
     const gr::mimodet::core::slot_detection sd(
         grid, n_rx, make("mmse", n_tx, n_rx, modulation::qpsk, cfg));
     std::vector<batch_segment> segs;
@@ -84,7 +85,7 @@ void for_each_cuda_detector(F&& f)
              { std::pair<int, int>{ 4, 4 }, std::pair<int, int>{ 2, 2 } }) {
             const modulation mod = sz.first == 4 ? modulation::qam16 : modulation::qam64;
             detector_config base;
-            base.backend = "cuda";
+            base.backend = backend_kind::cuda;
             gr::mimodet::detector::sptr det;
             try {
                 det = make(alg, sz.first, sz.second, mod, base);
@@ -149,7 +150,7 @@ TEST(gpu_segmented_batch, psd_deadline_covers_the_whole_call)
     // A tiny budget over a 16QAM 4x4 batch at low SNR: vectors in every segment end up
     // truncated, each still a valid decision (bits in 0/1).
     detector_config base;
-    base.backend = "cuda";
+    base.backend = backend_kind::cuda;
     base.psd_deadline_us = 1.0;
     auto det = make("psd", 4, 4, modulation::qam16, base);
     const auto s = make_segmented(4, 4, modulation::qam16, k_segments, 0.0, 5.0, 3);

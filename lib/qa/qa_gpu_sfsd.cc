@@ -30,7 +30,7 @@ detector::sptr make_sfsd(
     int n_tx, int n_rx, modulation mod, const std::string& backend, const params& p = {})
 {
     detector_config c;
-    c.backend = backend;
+    c.backend = parse_backend(backend);
     c.fsd_full_levels = p.full_levels;
     c.sfsd_niter = p.niter;
     c.llr_clip = p.clip;

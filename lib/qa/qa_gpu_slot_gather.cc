@@ -21,6 +21,7 @@
 #include <random>
 
 using namespace qa;
+using gr::mimodet::backend_kind;
 using gr::mimodet::detector_config;
 using gr::mimodet::lte_grid;
 using gr::mimodet::lte_numerology;
@@ -111,7 +112,7 @@ TEST(gpu_slot_gather, one_slot_equals_host_gather)
     for (const auto& c : cases()) {
         const lte_grid grid(lte_numerology::from_bandwidth(c.mhz), c.n_tx, 3);
         detector_config cfg;
-        cfg.backend = "cuda";
+        cfg.backend = backend_kind::cuda;
         gr::mimodet::detector::sptr det;
         try {
             det = make(c.alg, c.n_tx, c.n_rx, c.mod, cfg);
@@ -158,7 +159,7 @@ TEST(gpu_slot_gather, unscaled_llrs_equal_host_gather)
     for (const char* alg : { "sfsd", "mtt", "mmse" }) {
         const lte_grid grid(lte_numerology::from_bandwidth(20.0), 4, 1);
         detector_config cfg;
-        cfg.backend = "cuda";
+        cfg.backend = backend_kind::cuda;
         cfg.llr_scaled = false; // run_gathered multiplies by noise_var on the device
         gr::mimodet::detector::sptr det;
         try {
@@ -186,7 +187,7 @@ TEST(gpu_slot_gather, bad_inputs_as_host_gather)
     QA_SKIP_WITHOUT_GPU();
     const lte_grid grid(lte_numerology::from_bandwidth(20.0), 4, 1);
     detector_config cfg;
-    cfg.backend = "cuda";
+    cfg.backend = backend_kind::cuda;
     auto det = make("fsd", 4, 4, modulation::qam16, cfg);
     slot_detection sd(grid, 4, det);
     ASSERT_TRUE(sd.device_gather());
@@ -236,7 +237,7 @@ TEST(gpu_slot_gather, psd_deadline_counts_truncated_vectors)
     QA_SKIP_WITHOUT_GPU();
     const lte_grid grid(lte_numerology::from_bandwidth(20.0), 4, 1);
     detector_config cfg;
-    cfg.backend = "cuda";
+    cfg.backend = backend_kind::cuda;
     cfg.psd_deadline_us = 1.0; // far too short for 4x4 64QAM at 8 dB: most vectors cut
     auto det = make("psd", 4, 4, modulation::qam64, cfg);
     slot_detection sd(grid, 4, det);
@@ -258,7 +259,7 @@ TEST(gpu_slot_gather, cpu_backend_gathers_on_the_host)
 {
     const lte_grid grid(lte_numerology::from_bandwidth(5.0), 2, 1);
     detector_config cfg;
-    cfg.backend = "cpu";
+    cfg.backend = backend_kind::cpu;
     slot_detection sd(grid, 2, make("fsd", 2, 2, modulation::qpsk, cfg));
     EXPECT_FALSE(sd.device_gather());
 }

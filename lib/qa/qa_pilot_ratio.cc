@@ -63,7 +63,7 @@ link_result run_link(
     cfg.n_tx = k_n_tx;
     cfg.n_rx = k_n_rx;
     cfg.mod = mod;
-    cfg.backend = "cpu";
+    cfg.backend = backend_kind::cpu;
     cfg.threads = 1;
     core::slot_receiver rx(
         grid, k_n_rx, detector::make(cfg), 1, false, std::nullopt, rx_db);

@@ -40,7 +40,7 @@ detector::sptr make_psd(const qa::batch& b,
                         int sorted_qr = -1)
 {
     detector_config c;
-    c.backend = backend;
+    c.backend = parse_backend(backend);
     // The plain QR unless asked: the SIC references below are the Householder QR's.
     c.sorted_qr = sorted_qr == -1 ? 0 : sorted_qr;
     c.threads = threads;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+using gr::mimodet::backend_kind;
 using gr::mimodet::batch_segment;
 using gr::mimodet::detector;
 using gr::mimodet::detector_config;
@@ -155,7 +156,7 @@ detector::sptr cpu_det(int n_tx, int n_rx)
 {
     detector_config cfg;
     cfg.algorithm = "mmse";
-    cfg.backend = "cpu";
+    cfg.backend = backend_kind::cpu;
     cfg.n_tx = n_tx;
     cfg.n_rx = n_rx;
     cfg.mod = modulation::qam16;

@@ -48,7 +48,7 @@ inline detector_config receiver_config(const receiver_case& c)
     cfg.n_tx = c.n_tx;
     cfg.n_rx = c.n_rx;
     cfg.mod = c.mod;
-    cfg.backend = c.backend;
+    cfg.backend = gr::mimodet::parse_backend(c.backend);
     cfg.threads = 2;
     return cfg;
 }

@@ -23,6 +23,26 @@ namespace gr {
 namespace mimodet {
 
 /*!
+ * \brief Where a detector runs. automatic: the CUDA backend where a device exists and
+ * the algorithm has a CUDA implementation for the configuration, else the CPU (a made
+ * detector's config() holds the backend it resolved to: cpu or cuda).
+ */
+enum class backend_kind { cpu, cuda, automatic };
+
+//! The backend named "cpu", "cuda" or "auto"; std::invalid_argument (naming the valid
+//! names) otherwise.
+MIMODET_API backend_kind parse_backend(const std::string& name);
+//! "cpu", "cuda" or "auto".
+MIMODET_API std::string to_string(backend_kind backend);
+
+//! Names of the detection algorithms (ml, zf, mmse, psd, fsd, sfsd, mtt), in the order of
+//! the algorithm registry: for messages, GRC's choices and Python.
+MIMODET_API std::vector<std::string> detector_algorithms();
+//! True where the algorithm gives LLRs (detect_llr); std::invalid_argument, naming the
+//! valid algorithms, for an unknown name.
+MIMODET_API bool detector_algorithm_soft(const std::string& algorithm);
+
+/*!
  * \brief Everything that defines a detector. Algorithm parameters left at their
  * "unset" value (-1 or empty) take the algorithm's documented default.
  */
@@ -31,8 +51,8 @@ struct MIMODET_API detector_config {
     int n_tx = 2;
     int n_rx = 2;
     modulation mod = modulation::qam16;
-    std::string backend = "cpu"; //!< cpu, cuda, auto
-    int threads = 0;             //!< CPU worker threads; 0 = all hardware threads
+    backend_kind backend = backend_kind::cpu;
+    int threads = 0; //!< CPU worker threads; 0 = all hardware threads
 
     //! PSD (real-valued tree of N = 2 n_tx levels): lvl_0 = N+1 > lvl_1 > ... > lvl_nr = 1
     //! and exp_0 = 1, exp_x <= eval_x (PSD paper, Table 1). Empty: the Table 5 preset.
@@ -173,8 +193,8 @@ public:
  * Thread safety: one call at a time per object.
  */
 namespace core {
-class slot_detection;
 class cancel_token;
+class detector_access;
 } // namespace core
 
 class MIMODET_API detector
@@ -192,8 +212,9 @@ public:
     int bits_per_vector() const;
     //! True for detectors with LLR output (sfsd, mtt, ml, zf, mmse).
     virtual bool soft() const = 0;
-    //! "cpu" or "cuda": what actually runs (after "auto" resolution).
-    virtual std::string backend() const = 0;
+    //! "cpu" or "cuda": what actually runs (after "auto" resolution; config().backend
+    //! holds it as a backend_kind).
+    std::string backend() const;
 
     //! Benchmarks: re-runs the GPU kernels of the last detect call on its data, which is
     //! still on the device (no host transfers), and returns the mean seconds per batch.
@@ -281,9 +302,9 @@ protected:
 private:
     std::unique_ptr<core::cancel_token> d_cancel;
 
-    // slot_detection checks each slot's inputs as it gathers them into a batch, and
-    // passes inputs_checked = true so the batch is not scanned a second time.
-    friend class core::slot_detection;
+    // The library's internal access (lib/core/detector_internal.h): the slot detection's
+    // call on inputs it already checked, and the fused GPU path's interface.
+    friend class core::detector_access;
 
     //! Checks the buffers of a segmented batch (their values too, unless
     //! inputs_checked); returns its non-empty segments.
@@ -301,88 +322,9 @@ private:
                      vector_stats* stats,
                      bool llr_call,
                      bool inputs_checked = false);
-
-protected:
-    // Called by slot_detection (a friend); overridden by backends that gather on their
-    // device.
-    /*!
-     * A slot's layout for a backend that gathers on its device (slot_detection, one
-     * slot per call): the batch's segments and, per batch vector and matrix, where its
-     * inputs lie in a packed slot (n_rx grids of grid_len values, then the slot's H)
-     * and where its outputs go in the slot's output order.
-     */
-    struct gather_layout {
-        std::vector<batch_segment> segments; //!< none empty
-        std::vector<int32_t> y_src;   //!< per vector: its grid element (antenna r: + r * grid_len)
-        std::vector<int32_t> h_src;   //!< per matrix: its H's first value in the packed slot
-        std::vector<int32_t> out_pos; //!< per vector: its place among the slot's vectors
-        size_t grid_len = 0;
-        size_t packed_len = 0; //!< values of a packed slot
-    };
-    //! Registers a layout: its id, or -1 where this backend does not gather (the caller
-    //! gathers on the host, the default).
-    virtual int add_gather_layout(const gather_layout& layout);
-    /*!
-     * Detects one packed slot (checked: finite, noise_var > 0) with layout id. Exactly
-     * one of bits / llr non-null; outputs in the slot's order (out_pos) and as
-     * run_checked's (LLRs scaled alike); stats (optional) in batch order.
-     */
-    virtual void run_gathered(int layout,
-                              const cf* packed,
-                              float noise_var,
-                              uint8_t* bits,
-                              float* llr,
-                              vector_stats* stats);
-
-public:
-    /*!
-     * Work on the device between a packed slot's upload and its detection: a fused
-     * receiver's channel estimation, which writes the slot's H on the device next to its
-     * grids (the library's slot_receiver; see run_staged).
-     */
-    class device_stage
-    {
-    public:
-        virtual ~device_stage() = default;
-        /*!
-         * dev_packed: the packed slot on the device, its n_rx grids already there; writes
-         * its H after them. stream: the cudaStream_t the detection follows on (work
-         * enqueued there needs no wait; the stage may synchronise it). Returns the slot's
-         * noise variance, or NaN where the slot cannot be detected (nothing is then
-         * detected).
-         */
-        virtual float run(void* dev_packed, void* stream) = 0;
-        /*!
-         * Where the last run() left the slot's noise variance on the device (a float its
-         * work on the stream writes), for the detection to read instead of run()'s value;
-         * nullptr (the default): run()'s value.
-         */
-        virtual const float* device_noise_var() const { return nullptr; }
-        /*!
-         * Called once the stream has passed the detection that followed run() (which
-         * returned noise_var): the slot's noise variance, or NaN where the slot turned out
-         * not detectable (its outputs are then not used). The default returns noise_var.
-         */
-        virtual float finish(float noise_var) { return noise_var; }
-    };
-
-protected:
-    /*!
-     * As run_gathered, but only the grids of packed (the first n_rx * grid_len values)
-     * are uploaded, or nothing where packed is nullptr (the stage then writes the grids
-     * on the device first); stage writes H on the device and gives the noise variance. Returns
-     * it (NaN: stage refused the slot, nothing detected). Backends that gather on their
-     * device only (the default throws std::logic_error).
-     */
-    virtual float run_staged(int layout,
-                             const cf* packed,
-                             device_stage& stage,
-                             uint8_t* bits,
-                             float* llr,
-                             vector_stats* stats);
 };
 
-//! Names of the algorithms (for messages, GRC and Python).
+//! Names of the algorithms: detector_algorithms() (kept for existing callers).
 MIMODET_API std::vector<std::string> algorithms();
 
 //! Number of usable CUDA devices (0 when built without CUDA or none is present).

@@ -252,7 +252,14 @@ PYBIND11_MODULE(mimodet_python, m)
         [](modulation x) { return to_string(x); },
         py::arg("mod"),
         "The modulation's name: qpsk, 16qam or 64qam.");
-    m.def("algorithms", &algorithms, "Names of the detection algorithms.");
+    m.def("algorithms",
+          &detector_algorithms,
+          "Names of the detection algorithms, in the algorithm registry's order.");
+    m.def("algorithm_soft",
+          &detector_algorithm_soft,
+          py::arg("algorithm"),
+          "True where the algorithm gives LLRs (detect_llr), False for hard bits only; "
+          "ValueError, naming the valid algorithms, for an unknown name.");
     m.def("cuda_device_count", &cuda_device_count, "Usable CUDA devices (0 without CUDA).");
 
     m.def(
@@ -281,9 +288,13 @@ PYBIND11_MODULE(mimodet_python, m)
         .def_readwrite("n_tx", &detector_config::n_tx, "Transmit antennas (streams).")
         .def_readwrite("n_rx", &detector_config::n_rx, "Receive antennas, >= n_tx.")
         .def_readwrite("mod", &detector_config::mod, "Modulation (a mimodet.modulation).")
-        .def_readwrite("backend",
-                       &detector_config::backend,
-                       "cpu, cuda or auto (CUDA where a GPU exists).")
+        .def_property(
+            "backend",
+            [](const detector_config& c) { return to_string(c.backend); },
+            [](detector_config& c, const std::string& name) {
+                c.backend = parse_backend(name);
+            },
+            "cpu, cuda or auto (CUDA where a GPU exists); ValueError for other names.")
         .def_readwrite("threads",
                        &detector_config::threads,
                        "CPU worker threads; 0: all hardware threads.")
