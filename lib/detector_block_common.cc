@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <cmath>
 #include <stdexcept>
 #include <thread>
 
@@ -38,6 +39,21 @@ void check_block_config(const std::string& block,
         throw std::invalid_argument(who + "algorithm '" + algorithm +
                                     "' gives hard bits only; soft_output needs an "
                                     "algorithm with LLR output");
+}
+
+detector_config stall_bounded(const std::string& block,
+                              detector_config cfg,
+                              double slot_limit_us,
+                              int slots_per_call)
+{
+    if (!std::isfinite(slot_limit_us) || slot_limit_us < 0.0 || slot_limit_us > 1e9)
+        throw std::invalid_argument("mimodet: " + block +
+                                    ": slot_limit_us must be finite and between 0 (no "
+                                    "bound) and 1e9 microseconds, got " +
+                                    std::to_string(slot_limit_us));
+    if (cfg.algorithm == "psd" && cfg.psd_deadline_us == 0.0 && slot_limit_us > 0.0)
+        cfg.psd_deadline_us = std::min(1e9, slot_limit_us * std::max(slots_per_call, 1));
+    return cfg;
 }
 
 int slot_from_tags(std::vector<gr::tag_t>::const_iterator first,

@@ -37,6 +37,17 @@ void check_block_config(const std::string& block,
  * item): the last valid one (0..19), else next_ns (tagged = false). Invalid values are
  * logged.
  */
+/*!
+ * The configuration a block's detectors run: for psd without a deadline
+ * (psd_deadline_us = 0), the stall bound, a deadline of slot_limit_us per slot a detect
+ * call may hold (slots_per_call); else cfg. Checks slot_limit_us (finite, 0 .. 1e9;
+ * throws std::invalid_argument naming block).
+ */
+detector_config stall_bounded(const std::string& block,
+                              detector_config cfg,
+                              double slot_limit_us,
+                              int slots_per_call);
+
 int slot_from_tags(std::vector<gr::tag_t>::const_iterator first,
                    std::vector<gr::tag_t>::const_iterator last,
                    uint64_t abs_item,

@@ -39,17 +39,20 @@ int grid_bytes(double mhz) { return sizeof(gr_complex) * 7 * lte_numerology::fro
 mimo_detector::sptr mimo_detector::make(const detector_config& cfg,
                                         double bandwidth_mhz,
                                         int cell_id,
-                                        bool soft_output)
+                                        bool soft_output,
+                                        double slot_limit_us)
 {
     check_block_config("mimo_detector", cfg, bandwidth_mhz, soft_output);
+    stall_bounded("mimo_detector", cfg, slot_limit_us, 1); // checks slot_limit_us
     return gnuradio::make_block_sptr<mimo_detector_impl>(
-        cfg, bandwidth_mhz, cell_id, soft_output);
+        cfg, bandwidth_mhz, cell_id, soft_output, slot_limit_us);
 }
 
 mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
                                        double bandwidth_mhz,
                                        int cell_id,
-                                       bool soft_output)
+                                       bool soft_output,
+                                       double slot_limit_us)
     : gr::block(
           "mimo_detector",
           gr::io_signature::makev(
@@ -67,11 +70,13 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
       d_soft(soft_output), d_n_rx(cfg.n_rx),
       d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
       d_slot_key(pmt::mp("slot")), d_deadline(cfg.psd_deadline_us > 0.0),
+      d_count_truncated(cfg.algorithm == "psd"),
       // A PSD deadline is a budget per detector call: one slot per lane and call makes it
       // one per slot. Otherwise queued slots share calls (fewer, larger GPU batches).
       d_max_slots_per_call(1), d_cell_key(pmt::mp("cell_id")),
       d_cell(checked_cell_id("mimo_detector", cell_id)),
-      d_lanes(cfg,
+      // Without a deadline a lane's call holds up to max_slots_per_call() slots.
+      d_lanes(stall_bounded("mimo_detector", cfg, slot_limit_us, max_slots_per_call()),
               lte_numerology::from_bandwidth(bandwidth_mhz),
               gpu_lanes(cfg.psd_deadline_us > 0.0),
               [n_rx = cfg.n_rx](const lte_grid& grid, detector::sptr det) {
@@ -226,7 +231,7 @@ int mimo_detector_impl::general_work(int noutput_items,
         else
             d_lane_why[l] = sd.detect_bits(part,
                                            reinterpret_cast<uint8_t*>(out) + d_offsets[b],
-                                           d_deadline ? &d_lane_trunc[l] : nullptr);
+                                           d_count_truncated ? &d_lane_trunc[l] : nullptr);
         for (size_t i = b; i < e; ++i) {
             why[i] = d_lane_why[l][i - b];
             if (i - b < d_lane_trunc[l].size())

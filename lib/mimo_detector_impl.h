@@ -27,7 +27,8 @@ public:
     mimo_detector_impl(const detector_config& cfg,
                        double bandwidth_mhz,
                        int cell_id,
-                       bool soft_output);
+                       bool soft_output,
+                       double slot_limit_us);
 
     int items_per_slot(int ns) const override;
     std::string backend() const override { return d_lanes.backend(); }
@@ -65,7 +66,10 @@ private:
     std::vector<size_t> d_offsets; //!< [slot of the call]: its first output item; + end
     std::vector<std::vector<std::string>> d_lane_why; //!< per lane: its slots' errors
     std::vector<std::vector<size_t>> d_lane_trunc;    //!< per lane: truncated vectors
-    bool d_deadline; //!< psd with a deadline: count and tag truncated vectors
+    bool d_deadline; //!< psd with a deadline: one slot per lane and call
+    //! psd: count and tag truncated vectors (the deadline, the stall bound, the node
+    //! budget)
+    bool d_count_truncated;
     int d_max_slots_per_call;
     const pmt::pmt_t d_cell_key;
     slot_cell d_cell; //!< the cell given, or of the slots' cell_id tags (cell_id -1)

@@ -29,7 +29,8 @@ mimo_receiver::sptr mimo_receiver::make(const detector_config& cfg,
                                         int est_threads,
                                         bool time_domain,
                                         int fft_backoff,
-                                        double pilot_ratio_db)
+                                        double pilot_ratio_db,
+                                        double slot_limit_us)
 {
     check_block_config("mimo_receiver", cfg, bandwidth_mhz, soft_output);
     const int n_est = estimator_threads("mimo_receiver", est_threads, cfg.n_tx, cfg.n_rx);
@@ -38,8 +39,10 @@ mimo_receiver::sptr mimo_receiver::make(const detector_config& cfg,
                                     "input only (-1 for grids), got " +
                                     std::to_string(fft_backoff));
     const double ratio = core::pilot_ratio::checked_db(pilot_ratio_db, "mimo_receiver", true);
+    // One slot per detect call: the stall bound is a deadline of slot_limit_us.
+    const detector_config run_cfg = stall_bounded("mimo_receiver", cfg, slot_limit_us, 1);
     return gnuradio::make_block_sptr<mimo_receiver_impl>(
-        cfg, bandwidth_mhz, cell_id, soft_output, n_est, time_domain, fft_backoff, ratio);
+        run_cfg, bandwidth_mhz, cell_id, soft_output, n_est, time_domain, fft_backoff, ratio);
 }
 
 namespace {
@@ -64,7 +67,7 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
           gr::io_signature::make(
               cfg.n_rx, cfg.n_rx, input_item_size(bandwidth_mhz, time_domain)),
           gr::io_signature::make(1, 1, soft_output ? sizeof(float) : sizeof(uint8_t))),
-      d_soft(soft_output), d_deadline(cfg.psd_deadline_us > 0.0),
+      d_soft(soft_output), d_count_truncated(cfg.algorithm == "psd"),
       d_time_domain(time_domain), d_n_rx(cfg.n_rx),
       d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
       d_slot_samples(lte_numerology::from_bandwidth(bandwidth_mhz).slot_samples()),
@@ -310,8 +313,8 @@ int mimo_receiver_impl::general_work(int noutput_items,
         } else {
             auto* bits = reinterpret_cast<uint8_t*>(out) + j.offset;
             d_results[i] = d_time_domain
-                               ? rx.receive_time_bits(j.ns, j.inputs, bits, d_deadline)
-                               : rx.receive_bits(j.ns, j.inputs, bits, d_deadline);
+                               ? rx.receive_time_bits(j.ns, j.inputs, bits, d_count_truncated)
+                               : rx.receive_bits(j.ns, j.inputs, bits, d_count_truncated);
         }
     };
     const auto zero_slot = [&](size_t i, const std::string& why) {

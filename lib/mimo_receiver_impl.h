@@ -86,7 +86,11 @@ private:
     std::vector<const gr_complex*> d_input_ptrs; //!< [job][n_rx]
     std::vector<const gr_complex*> d_inputs;     //!< this call's input buffers
     std::vector<core::slot_receiver::result> d_results; //!< per slot of a call
-    bool d_soft, d_deadline, d_time_domain;
+    bool d_soft;
+    //! psd: count and tag truncated vectors (the deadline, the stall bound, the node
+    //! budget)
+    bool d_count_truncated;
+    bool d_time_domain;
     int d_n_rx, d_n_sc;
     int d_slot_samples; //!< time domain: input items per slot
     size_t d_max_per_slot;

@@ -52,7 +52,7 @@ const char* const k_algorithms[] = { "fsd", "sfsd", "mtt", "psd" };
 detector::sptr make_det(const std::string& alg, const std::string& backend)
 {
     detector_config c;
-    c.backend = backend;
+    c.backend = parse_backend(backend);
     return qa::make(alg, 4, 4, modulation::qam16, c);
 }
 

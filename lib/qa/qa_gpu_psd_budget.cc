@@ -37,7 +37,7 @@ detector::sptr make_psd(const qa::batch& b,
                         const core::psd_params& p)
 {
     detector_config c;
-    c.backend = backend;
+    c.backend = parse_backend(backend);
     c.psd_node_budget = budget;
     c.psd_lvl = p.lvl;
     c.psd_exp = p.exp;

@@ -253,5 +253,6 @@ def _keyword_face(cls, block_only):
     cls.__init__ = __init__
 
 
-_keyword_face(mimo_detector, ())
-_keyword_face(mimo_receiver, ("est_threads", "time_domain", "fft_backoff", "pilot_ratio_db"))
+_keyword_face(mimo_detector, ("slot_limit_us",))
+_keyword_face(mimo_receiver, ("est_threads", "time_domain", "fft_backoff", "pilot_ratio_db",
+                              "slot_limit_us"))

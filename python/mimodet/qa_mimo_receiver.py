@@ -621,7 +621,7 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         self.assertIn("mimodet.mimo_receiver('psd', bandwidth, 2, 2, 'qpsk', 1, 'cpu', "
                       "soft_output=False, lvl=[5, 3, 1], exp=[1, 4], T=(-1), niter=(-1), "
                       "sorted_qr=1, llr_clip=0, threads=1, llr_scaled=True, deadline_us=0, "
-                      "est_threads=2, time_domain=False, fft_backoff=(-1), pilot_ratio_db=0)",
+                      "budget=(-1), slot_limit_us=10000, est_threads=2, time_domain=False, fft_backoff=(-1), pilot_ratio_db=0)",
                       src)
         self.assertIn("fft_backoff=(-1), pilot_ratio_db=float('nan'))", src)
         code = textwrap.dedent("""
@@ -666,15 +666,16 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         self.assertIn('block_detector_config("psd", 2, 2, "qpsk", "cpu");', psd)
         for line in ("cfg.psd_lvl = {5, 3, 1};", "cfg.psd_exp = {1, 4};", "cfg.sorted_qr = 1;",
                      "cfg.threads = 1;", "cfg.psd_deadline_us = static_cast<double>(0);",
+                     "cfg.psd_node_budget = (-1);",
                      "mimo_receiver::make(cfg, bandwidth, 1, false, 2, false, (-1), "
-                     "static_cast<double>(0));"):
+                     "static_cast<double>(0), static_cast<double>(10000));"):
             self.assertIn(line, psd)
         sfsd = detector_make(src, "rx_sfsd")
         self.assertIn('block_detector_config("sfsd", 2, 2, "qpsk", "cpu");', sfsd)
         for line in ("cfg.fsd_full_levels = 1;", "cfg.sfsd_niter = 3;",
                      "cfg.llr_clip = static_cast<float>(20);",
                      "mimo_receiver::make(cfg, bandwidth, 1, true, 0, false, (-1), "
-                     "static_cast<double>(0));"):
+                     "static_cast<double>(0), static_cast<double>(10000));"):
             self.assertIn(line, sfsd)
         # The estimated pilot ratio: NaN.
         est = [l.strip() for l in src.splitlines()
@@ -725,7 +726,7 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         bad = [
             ((cfg(n_tx=4, n_rx=2), 1.4, 0), {}, "mimo_receiver: n_rx must be n_tx..8"),
             ((cfg(algorithm="psd"), 1.4, 0, True), {}, "mimo_receiver: algorithm 'psd'"),
-            ((cfg(algorithm="bar"), 1.4, 0), {}, "mimo_receiver: unknown algorithm 'bar'"),
+            ((cfg(algorithm="bar"), 1.4, 0), {}, "unknown algorithm 'bar'"),
             ((cfg(), 1.4, -2), {}, "mimo_receiver: cell_id must be 0..503"),
             ((cfg(), 1.4, 0), dict(est_threads=257), "mimo_receiver: threads must be 0..256"),
             ((cfg(), 1.4, 0), dict(fft_backoff=2), "fft_backoff applies to time_domain"),

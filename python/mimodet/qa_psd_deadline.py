@@ -60,7 +60,7 @@ class qa_psd_deadline(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             mimodet.mimo_detector("fsd", 1.4, 2, 2, "16qam", 0, deadline_us=10.0)
 
-    def test_003_node_budget_bounds_a_hostile_vector(self):
+    def test_005_node_budget_bounds_a_hostile_vector(self):
         # One 8x8 64QAM vector with y x 9 (far outside the constellation): the unbounded
         # exact search runs for minutes; the default budget ends it, flagged.
         H, y, nv = rayleigh(self.rng, 1, 1, 8, 8, "64qam", 20.0)
@@ -80,7 +80,7 @@ class qa_psd_deadline(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             mimodet.detector("fsd", 2, 2, budget=1000)
 
-    def test_004_ctrl_c_interrupts_one_unbounded_vector(self):
+    def test_006_ctrl_c_interrupts_one_unbounded_vector(self):
         # budget=0: the same vector searches for minutes; SIGINT 0.2 s into the call
         # raises KeyboardInterrupt well within a second (the search looks at the signal
         # poll inside the vector, not only between vectors).
@@ -106,14 +106,14 @@ class qa_psd_deadline(gr_unittest.TestCase):
         self.assertLess(latency, 1.0)
         print("one unbounded vector: KeyboardInterrupt %.1f ms after SIGINT" % (latency * 1e3))
 
-    def run_block(self, deadline_us, slots, snr_db):
+    def run_block(self, deadline_us, slots, snr_db, gain=1.0, **block):
         mhz, n_tx, n_rx, mod, cell_id = 1.4, 4, 4, "64qam", 9
         grid = mimodet.lte_grid(mimodet.lte_numerology.from_bandwidth(mhz), n_tx, cell_id)
         nv = mimodet.snr_to_noise_var(snr_db, n_tx)
         gen = [make_slot(self.rng, grid, ns, n_rx, mod, nv) for ns in slots]
         det = mimodet.mimo_detector("psd", mhz, n_tx, n_rx, mod, cell_id, "cpu", False,
-                                    threads=1, deadline_us=deadline_us)
-        out, tags = run_detector(det, mhz, n_rx, [g[1] for g in gen], [g[2] for g in gen],
+                                    threads=1, deadline_us=deadline_us, **block)
+        out, tags = run_detector(det, mhz, n_rx, [g[1] * gain for g in gen], [g[2] for g in gen],
                                  [nv] * len(slots), slots, False)
         self.assertEqual(len(out), sum(len(g[0]) for g in gen))
         self.assertTrue(np.isin(out, (0, 1)).all())
@@ -135,6 +135,23 @@ class qa_psd_deadline(gr_unittest.TestCase):
             self.assertIn(t.offset, starts)
             self.assertGreater(pmt.to_long(t.value), 0)
         self.assertEqual(len({t.offset for t in trunc}), len(trunc))
+
+    def test_007_block_stall_bound(self):
+        # y x 30 (a gain step): every vector of the exact search is far outside the
+        # constellation and runs to the node budget (tens of ms each, 500 per slot). The
+        # block's stall bound (slot_limit_us, default 10000 us per slot) ends each call
+        # within about ten milliseconds per slot: the slots come out tagged, and the run
+        # takes well under the minutes an unbounded search of one slot would.
+        slots = [1, 2, 3]
+        t0 = time.monotonic()
+        det, starts, trunc = self.run_block(0.0, slots, 20.0, gain=30.0)
+        elapsed = time.monotonic() - t0
+        self.assertEqual(det.truncated_slots(), len(slots))
+        self.assertEqual(sorted(t.offset for t in trunc), sorted(starts))
+        self.assertLess(elapsed, 30.0)
+        print("3 hostile 1.4 MHz 4x4 64QAM slots through the block: %.2f s" % elapsed)
+        with self.assertRaises(ValueError):
+            mimodet.mimo_detector("psd", 1.4, 2, 2, "16qam", 0, slot_limit_us=-1.0)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,16 @@ namespace mimodet {
  * the SIC point. A slot with such vectors gets a "truncated" tag (value: long, the number
  * of truncated vectors) on its first output item and is counted in truncated_slots().
  * psd_deadline_us = 0: the exact search.
+ *
+ * Stall bound (psd with psd_deadline_us = 0): the exact search's work depends on the
+ * input (detector_config::psd_node_budget bounds each vector, but a slot of hostile
+ * vectors, y far outside the constellation, still holds thousands of them), so the
+ * block gives each detect call a deadline of slot_limit_us per slot it may hold
+ * (default 10000 us, twenty slot times: above the few milliseconds a GPU slot of the
+ * exact search takes at 4x4 64QAM 20 dB). Within it every slot is the exact search; a
+ * slot it cuts short gets the "truncated" tag and is counted in truncated_slots(), as
+ * with a deadline. slot_limit_us = 0: no bound. The other algorithms' work per slot is
+ * fixed by their parameters.
  */
 class MIMODET_API mimo_detector : virtual public gr::block
 {
@@ -83,13 +93,16 @@ public:
      * such tag are output as zeros, counted in bad_slots() and logged.
      * \param soft_output float LLRs instead of bits (soft detectors only: psd and fsd
      *        are refused).
+     * \param slot_limit_us psd without a deadline: the most microseconds a detect call
+     *        may take per slot it holds (see above), finite, 0 (none) .. 1e9.
      *
      * Throws std::invalid_argument for an invalid configuration.
      */
     static sptr make(const detector_config& cfg,
                      double bandwidth_mhz,
                      int cell_id,
-                     bool soft_output = false);
+                     bool soft_output = false,
+                     double slot_limit_us = 10000.0);
 
     //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
     virtual int items_per_slot(int ns) const = 0;

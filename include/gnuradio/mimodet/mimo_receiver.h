@@ -57,6 +57,9 @@ namespace mimodet {
  * gets a "degenerate" tag (value: the number of such vectors) and is counted in
  * bad_slots() too (docs/CONVENTIONS.md; where H is estimated on the GPU, only the
  * saturated LLRs are seen). Items without a slot tag take the previous slot + 1.
+ *
+ * Stall bound: as mimo_detector's (psd without a deadline): each slot's detection may
+ * take slot_limit_us (default 10000 us); a slot it cuts short gets the "truncated" tag.
  */
 class MIMODET_API mimo_receiver : virtual public gr::block
 {
@@ -80,6 +83,8 @@ public:
      *        slot, as channel_estimator::make(). An estimated ratio is measured from the
      *        grids on the host, so with backend cuda the estimator's H then comes
      *        through the host (the stages are not fused).
+     * \param slot_limit_us psd without a deadline: the most microseconds a slot's
+     *        detection may take, as mimo_detector::make()'s; 0: none.
      *
      * Throws std::invalid_argument for an invalid configuration, std::runtime_error for
      * backend cuda without a device.
@@ -91,7 +96,8 @@ public:
                      int est_threads = 0,
                      bool time_domain = false,
                      int fft_backoff = -1,
-                     double pilot_ratio_db = 0.0);
+                     double pilot_ratio_db = 0.0,
+                     double slot_limit_us = 10000.0);
     //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
     virtual int items_per_slot(int ns) const = 0;
     //! "cpu" or "cuda": the backend actually running (both stages).

@@ -44,6 +44,7 @@ void bind_mimo_receiver(py::module& m)
             py::arg("time_domain") = false,
             py::arg("fft_backoff") = -1,
             py::arg("pilot_ratio_db") = 0.0,
+            py::arg("slot_limit_us") = 10000.0,
             "config: the detector (a mimodet.detector_config, as mimo_detector's; its "
             "backend 'cpu', 'cuda' (RuntimeError without a CUDA device) or 'auto' runs "
             "both "
