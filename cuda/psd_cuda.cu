@@ -5,6 +5,11 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
+// Longer than the project's 800-line guide: Algorithm 3's traversal (psd_search), its two
+// device executors (the block and warp kernels) and the host executor that replays it in
+// the tests are one template family, instantiated in this translation unit; the
+// preprocessing section (the QR kernels) is the part that could move to a file of its own.
+//
 // CUDA parallel sphere detector (PSD paper, Algorithm 3 and Sections 5-6): exact ML,
 // hard bits, the CPU PSD's algorithm (lib/core/psd.cc) and parameters (psd_params.h).
 //

@@ -5,6 +5,10 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
+// Slightly longer than the project's 800-line guide: the first-pass, wave and decision
+// kernels share the task and per-vector structures and the step machine's
+// instantiations, which keeps them in one translation unit.
+//
 // CUDA PSD for the depth-first parameter set (lvl = N+1, N, ..., 1, exp all 1): the
 // Schnorr-Euchner search of lib/core/psd_se.h, the CPU PSD's code and arithmetic, so the
 // decisions equal the CPU's. Kernels per chunk, after the PSD's preprocessing (QR):
