@@ -43,7 +43,6 @@ mimo_detector::sptr mimo_detector::make(const detector_config& cfg,
                                         double slot_limit_us)
 {
     check_block_config("mimo_detector", cfg, bandwidth_mhz, soft_output);
-    stall_bounded("mimo_detector", cfg, slot_limit_us, 1); // checks slot_limit_us
     return gnuradio::make_block_sptr<mimo_detector_impl>(
         cfg, bandwidth_mhz, cell_id, soft_output, slot_limit_us);
 }

@@ -56,8 +56,9 @@ struct algorithm_info {
     cuda_detector_factory make_cuda = nullptr;
     //! Why the algorithm has no CUDA detector in any build (empty where it has one).
     const char* cuda_missing = "";
-    //! Whether detector_config::psd_deadline_us applies (other algorithms refuse a
-    //! non-zero budget: their work is fixed by their parameters).
+    //! Whether detector_config::psd_deadline_us and psd_node_budget apply (other
+    //! algorithms refuse a deadline or an explicit budget: their work is fixed by their
+    //! parameters).
     bool uses_deadline = false;
     //! The defaults of the algorithm's parameters that are left unset (-1 or empty).
     const char* defaults = "";

@@ -152,7 +152,7 @@ public:
                 d_z[k] = acc;
             }
             vector_stats st;
-            if (out_of_time(st))
+            if (out_of_time(0))
                 sic_fallback(st); // started after the deadline: no search
             else if (d_depth_first)
                 search_depth_first(st);
@@ -184,18 +184,19 @@ public:
     void set_stop(const std::function<bool()>* stop) override { d_stop = stop; }
 
 private:
-    //! True when the search of the current vector must stop (deadline set and passed).
+    //! True when the search of the current vector, with `evaluated` path metrics so far,
+    //! must stop (deadline set and passed).
     //! Reads the clock every k_check_evals path metrics of the call; once it has seen
     //! the deadline pass, answers true without reading it for the rest of the call.
     //! Also true once the stop function (cancellation) has answered true, looked at
     //! with the same period.
-    bool out_of_time(const vector_stats& st)
+    bool out_of_time(uint32_t evaluated)
     {
         if (!d_has_deadline && !d_stop)
             return false;
         if (d_expired)
             return true;
-        const uint64_t work = d_work_done + st.evaluated;
+        const uint64_t work = d_work_done + evaluated;
         if (work < d_next_check)
             return false;
         d_next_check = work + k_check_evals;
@@ -338,7 +339,7 @@ private:
         // Traversal process: i is the level to fill next, buffer i-1 its source.
         int i = 2;
         while (i > 1) {
-            if (over_budget(st.evaluated) || out_of_time(st)) {
+            if (over_budget(st.evaluated) || out_of_time(st.evaluated)) {
                 if (d2 < k_inf) // a leaf has been found: it is the decision
                     st.truncated = generic_work_left(i, d2) ? 1 : 0;
                 else
@@ -398,9 +399,8 @@ private:
         for (;;) {
             // k > 0: rows k..N-1 are being enumerated (k = 0 takes a leaf next).
             if (st.k > 0 && checks) {
-                vector_stats now = stats;
-                now.evaluated += st.evaluated;
-                if (over_budget(st.evaluated) || out_of_time(now)) {
+                if (over_budget(st.evaluated) ||
+                    out_of_time(stats.evaluated + st.evaluated)) {
                     stats.expanded += st.expanded;
                     stats.evaluated += st.evaluated;
                     if (!(st.d2 < psd_se_inf())) {

@@ -494,25 +494,17 @@ std::vector<std::string> slot_detection::detect_bits(const std::vector<slot_inpu
     d_bits.resize(n_vec * d_per_elem);
     if (n_vec > 0) {
         // gather_slots checked the inputs: the detector need not scan the batch again.
-        if (!truncated) {
-            detector_access::detect_checked(*d_det,
-                                            d_H.data(),
-                                            d_y.data(),
-                                            d_segments,
-                                            d_nv.data(),
-                                            d_bits.data(),
-                                            nullptr,
-                                            nullptr);
-        } else {
+        if (truncated)
             d_stats.assign(n_vec, vector_stats{});
-            detector_access::detect_checked(*d_det,
-                                            d_H.data(),
-                                            d_y.data(),
-                                            d_segments,
-                                            d_nv.data(),
-                                            d_bits.data(),
-                                            nullptr,
-                                            d_stats.data());
+        detector_access::detect_checked(*d_det,
+                                        d_H.data(),
+                                        d_y.data(),
+                                        d_segments,
+                                        d_nv.data(),
+                                        d_bits.data(),
+                                        nullptr,
+                                        truncated ? d_stats.data() : nullptr);
+        if (truncated) {
             // The batch holds the usable slots one after another.
             size_t v = 0;
             for (size_t i = 0; i < slots.size(); ++i) {
