@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -404,6 +405,24 @@ inline parser& stage_options(parser& p,
         .numbers(
             "--bandwidth", bandwidths, "LIST", "MHz, from 1.4, 3, 5, 10, 15, 20", 1.4, 20)
         .configs("--config", configs, "NTXxNRX, n_tx 1/2/4, n_rx 1..8");
+}
+
+//! Opens path for CSV rows and writes the header line (nothing where path is empty);
+//! false, with the reason on stderr, where the file cannot be written.
+inline bool open_csv(const std::string& program,
+                     const std::string& path,
+                     const std::string& header,
+                     std::ofstream& csv)
+{
+    if (path.empty())
+        return true;
+    csv.open(path);
+    if (!csv) {
+        std::cerr << program << ": cannot write " << path << "\n";
+        return false;
+    }
+    csv << header << '\n';
+    return true;
 }
 
 } // namespace bench_cli

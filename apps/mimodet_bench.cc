@@ -17,7 +17,7 @@
 // carriers (1200 x 14000 = 16.8 M vectors/s) the measured rate with transfers sustains.
 
 #include "bench_cli.h"
-#include "psd_params.h"
+#include "detect/psd/psd_params.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -256,21 +256,19 @@ int main(int argc, char** argv)
                                                     [&] { return parse(argc, argv, o); }))
         return *status;
     std::ofstream csv;
-    if (!o.csv.empty()) {
-        csv.open(o.csv);
-        if (!csv) {
-            std::cerr << "mimodet_bench: cannot write " << o.csv << "\n";
-            return 2;
-        }
-        csv << "detector,backend,n_tx,n_rx,modulation,snr_db,threads,n_sym,vectors,"
-               "seconds,"
-               "vectors_per_s,mbit_per_s,ber,nodes_mean,nodes_p99,nodes_max,expanded_"
-               "mean,psd_"
-               "preset,"
-               "subcarriers,slots,kernel_vectors_per_s,kernel_mbit_per_s,latency_p50_ms,"
-               "latency_p99_ms,latency_max_ms,lte20_carriers,deadline_us,truncated_frac,"
-               "ber_vs_exact\n";
-    }
+    if (!bench_cli::open_csv(
+            "mimodet_bench",
+            o.csv,
+            "detector,backend,n_tx,n_rx,modulation,snr_db,threads,n_sym,vectors,"
+            "seconds,"
+            "vectors_per_s,mbit_per_s,ber,nodes_mean,nodes_p99,nodes_max,expanded_"
+            "mean,psd_"
+            "preset,"
+            "subcarriers,slots,kernel_vectors_per_s,kernel_mbit_per_s,latency_p50_ms,"
+            "latency_p99_ms,latency_max_ms,lte20_carriers,deadline_us,truncated_frac,"
+            "ber_vs_exact",
+            csv))
+        return 2;
     const bool slot_mode = !o.subcarriers.empty();
     // Without --subcarriers: one run over a pool of --pool random matrices.
     const std::vector<int> ncs = slot_mode ? o.subcarriers : std::vector<int>{ 0 };

@@ -20,12 +20,12 @@
 // The H and noise_var of every thread count are checked against one thread's, bit for
 // bit.
 // --gpu 1 adds a row per configuration for the GPU version (backend cuda of the block:
-// cuda/channel_estimation_cuda.cu), checked against the first thread count's results
+// cuda/phy/channel_estimation_cuda.cu), checked against the first thread count's results
 // within float rounding (its largest relative difference in H is printed).
 
-#include "backend.h"
 #include "bench_cli.h"
-#include "channel_estimation.h"
+#include "detect/backend.h"
+#include "phy/channel_estimation.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -220,16 +220,14 @@ int main(int argc, char** argv)
                                                     [&] { return parse(argc, argv, o); }))
         return *status;
     std::ofstream csv;
-    if (!o.csv.empty()) {
-        csv.open(o.csv);
-        if (!csv) {
-            std::cerr << "mimodet_itpp_bench: cannot write " << o.csv << "\n";
-            return 2;
-        }
-        csv << "n_tx,n_rx,modulation,snr_db,vectors,itpp_rmin_factor,itpp_stepup,"
-               "itpp_vectors_per_s,psd_vectors_per_s,ratio,psd_nsym7_vectors_per_s,"
-               "itpp_failed,itpp_worse,psd_worse,cpu_share\n";
-    }
+    if (!bench_cli::open_csv(
+            "mimodet_itpp_bench",
+            o.csv,
+            "n_tx,n_rx,modulation,snr_db,vectors,itpp_rmin_factor,itpp_stepup,"
+            "itpp_vectors_per_s,psd_vectors_per_s,ratio,psd_nsym7_vectors_per_s,"
+            "itpp_failed,itpp_worse,psd_worse,cpu_share",
+            csv))
+        return 2;
     std::printf("IT++ sphere_decoding vs mimodet psd (cpu, 1 thread), one channel matrix "
                 "per vector; rmin = c sqrt(noise_var 2 n_rx)\n");
     std::printf("%-5s %-6s %5s %6s %5s %6s %12s %12s %8s %12s %6s %6s %6s %5s\n",

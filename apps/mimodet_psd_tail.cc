@@ -13,7 +13,7 @@
 // one at a time on one thread.
 
 #include "bench_cli.h"
-#include "psd_params.h"
+#include "detect/psd/psd_params.h"
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/rayleigh.h>

@@ -33,10 +33,10 @@
 // two builds.
 
 #include "bench_cli.h"
-#include "fading.h"
-#include "lte_sync.h"
-#include "slot_mapper.h"
-#include "worker_pool.h"
+#include "phy/fading.h"
+#include "phy/lte_sync.h"
+#include "phy/slot_mapper.h"
+#include "util/worker_pool.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -249,29 +249,24 @@ int main(int argc, char** argv)
                                                     [&] { return parse(argc, argv, o); }))
         return *status;
     std::ofstream csv, dump;
-    if (!o.csv.empty()) {
-        csv.open(o.csv);
-        if (!csv) {
-            std::fprintf(stderr, "mimodet_sync_bench: cannot write %s\n", o.csv.c_str());
-            return 2;
-        }
-        csv << "bandwidth_mhz,n_tx,n_rx,channel,snr_db,cfo,sro_ppm,slots,mean_us,p50_us,"
-               "p99_us,"
-               "max_us,pss_slot_mean_us,other_slot_mean_us,cpu_mean_us,cpu_pss_slot_mean_"
-               "us,pss_missed,"
-               "lock_input_start,threads,pop_pss_slot_mean_us,pop_other_slot_mean_us,pop_"
-               "p99_us\n";
-    }
-    if (!o.dump.empty()) {
-        dump.open(o.dump);
-        if (!dump) {
-            std::fprintf(stderr, "mimodet_sync_bench: cannot write %s\n", o.dump.c_str());
-            return 2;
-        }
-        dump << "bandwidth_mhz,config,slot,ns,input_start,timing_step,cfo,pss_checked,"
-                "pss_found,pss_metric,sro_ppm,resampled,first,power,sum_re,sum_im\n";
-        dump.precision(10);
-    }
+    if (!bench_cli::open_csv(
+            "mimodet_sync_bench",
+            o.csv,
+            "bandwidth_mhz,n_tx,n_rx,channel,snr_db,cfo,sro_ppm,slots,mean_us,p50_us,"
+            "p99_us,"
+            "max_us,pss_slot_mean_us,other_slot_mean_us,cpu_mean_us,cpu_pss_slot_mean_"
+            "us,pss_missed,"
+            "lock_input_start,threads,pop_pss_slot_mean_us,pop_other_slot_mean_us,pop_"
+            "p99_us",
+            csv) ||
+        !bench_cli::open_csv(
+            "mimodet_sync_bench",
+            o.dump,
+            "bandwidth_mhz,config,slot,ns,input_start,timing_step,cfo,pss_checked,"
+            "pss_found,pss_metric,sro_ppm,resampled,first,power,sum_re,sum_im",
+            dump))
+        return 2;
+    dump.precision(10);
     std::printf("CPU threads: %u; %s, SNR %.1f dB, CFO %.3f, SRO %.1f ppm, %d distinct "
                 "slots cycled, %.1f s per row\n",
                 std::thread::hardware_concurrency(),

@@ -6,8 +6,8 @@
  */
 
 #include "channel_estimator_impl.h"
-#include "core/pilot_ratio.h"
 #include "detector_block_common.h"
+#include "phy/pilot_ratio.h"
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <algorithm>

@@ -8,10 +8,10 @@
 #ifndef INCLUDED_MIMODET_CHANNEL_ESTIMATOR_IMPL_H
 #define INCLUDED_MIMODET_CHANNEL_ESTIMATOR_IMPL_H
 
-#include "core/backend.h"
-#include "core/call_timeline.h"
-#include "core/channel_estimation.h"
+#include "detect/backend.h"
 #include "detector_block_common.h"
+#include "phy/channel_estimation.h"
+#include "util/call_timeline.h"
 #include <atomic>
 #include <gnuradio/mimodet/channel_estimator.h>
 #include <pmt/pmt.h>

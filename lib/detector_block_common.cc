@@ -6,7 +6,7 @@
  */
 
 #include "detector_block_common.h"
-#include "core/tuning.h"
+#include "util/tuning.h"
 #include <gnuradio/logger.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <algorithm>
@@ -43,8 +43,7 @@ void check_block_config(const std::string& block,
 
 detector_config stall_bounded(const std::string& block,
                               detector_config cfg,
-                              double slot_limit_us,
-                              int slots_per_call)
+                              double slot_limit_us)
 {
     if (!std::isfinite(slot_limit_us) || slot_limit_us < 0.0 || slot_limit_us > 1e9)
         throw std::invalid_argument("mimodet: " + block +
@@ -52,7 +51,7 @@ detector_config stall_bounded(const std::string& block,
                                     "bound) and 1e9 microseconds, got " +
                                     std::to_string(slot_limit_us));
     if (cfg.algorithm == "psd" && cfg.psd_deadline_us == 0.0 && slot_limit_us > 0.0)
-        cfg.psd_deadline_us = std::min(1e9, slot_limit_us * std::max(slots_per_call, 1));
+        cfg.psd_deadline_us = slot_limit_us;
     return cfg;
 }
 

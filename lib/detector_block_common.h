@@ -39,14 +39,14 @@ void check_block_config(const std::string& block,
  */
 /*!
  * The configuration a block's detectors run: for psd without a deadline
- * (psd_deadline_us = 0), the stall bound, a deadline of slot_limit_us per slot a detect
- * call may hold (slots_per_call); else cfg. Checks slot_limit_us (finite, 0 .. 1e9;
- * throws std::invalid_argument naming block).
+ * (psd_deadline_us = 0), the stall bound, a deadline of slot_limit_us (the block then
+ * detects one slot per lane and call, as with a deadline, so that it is a bound per
+ * slot); else cfg. Checks slot_limit_us (finite, 0 .. 1e9; throws
+ * std::invalid_argument naming block).
  */
 detector_config stall_bounded(const std::string& block,
                               detector_config cfg,
-                              double slot_limit_us,
-                              int slots_per_call);
+                              double slot_limit_us);
 
 int slot_from_tags(std::vector<gr::tag_t>::const_iterator first,
                    std::vector<gr::tag_t>::const_iterator last,

@@ -8,7 +8,7 @@
 #ifndef INCLUDED_MIMODET_MIMO_CHANNEL_IMPL_H
 #define INCLUDED_MIMODET_MIMO_CHANNEL_IMPL_H
 
-#include "core/fading.h"
+#include "phy/fading.h"
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gnuradio/mimodet/mimo_channel.h>
 #include <memory>

@@ -68,14 +68,15 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
           gr::io_signature::make(1, 1, soft_output ? sizeof(float) : sizeof(uint8_t))),
       d_soft(soft_output), d_n_rx(cfg.n_rx),
       d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
-      d_slot_key(pmt::mp("slot")), d_deadline(cfg.psd_deadline_us > 0.0),
+      d_slot_key(pmt::mp("slot")),
+      d_deadline(stall_bounded("mimo_detector", cfg, slot_limit_us).psd_deadline_us > 0.0),
       d_count_truncated(cfg.algorithm == "psd"),
-      // A PSD deadline is a budget per detector call: one slot per lane and call makes it
-      // one per slot. Otherwise queued slots share calls (fewer, larger GPU batches).
+      // A PSD deadline (the user's or the stall bound's) is a budget per detector call:
+      // one slot per lane and call makes it one per slot. Otherwise queued slots share
+      // calls (fewer, larger GPU batches).
       d_max_slots_per_call(1), d_cell_key(pmt::mp("cell_id")),
       d_cell(checked_cell_id("mimo_detector", cell_id)),
-      // Without a deadline a lane's call holds up to max_slots_per_call() slots.
-      d_lanes(stall_bounded("mimo_detector", cfg, slot_limit_us, max_slots_per_call()),
+      d_lanes(stall_bounded("mimo_detector", cfg, slot_limit_us),
               lte_numerology::from_bandwidth(bandwidth_mhz),
               gpu_lanes(cfg.psd_deadline_us > 0.0),
               [n_rx = cfg.n_rx](const lte_grid& grid, detector::sptr det) {

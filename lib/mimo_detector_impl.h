@@ -8,10 +8,10 @@
 #ifndef INCLUDED_MIMODET_MIMO_DETECTOR_IMPL_H
 #define INCLUDED_MIMODET_MIMO_DETECTOR_IMPL_H
 
-#include "core/call_timeline.h"
-#include "core/slot_detection.h"
 #include "detector_block_common.h"
+#include "receiver/slot_detection.h"
 #include "slot_lanes.h"
+#include "util/call_timeline.h"
 #include <atomic>
 #include <gnuradio/mimodet/mimo_detector.h>
 #include <memory>

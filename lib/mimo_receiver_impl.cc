@@ -5,9 +5,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "mimo_receiver_impl.h"
-#include "core/pilot_ratio.h"
 #include "detector_block_common.h"
+#include "mimo_receiver_impl.h"
+#include "phy/pilot_ratio.h"
 #include <algorithm>
 #include <cstring>
 #include <gnuradio/block_detail.h>
@@ -40,7 +40,7 @@ mimo_receiver::sptr mimo_receiver::make(const detector_config& cfg,
                                     std::to_string(fft_backoff));
     const double ratio = core::pilot_ratio::checked_db(pilot_ratio_db, "mimo_receiver", true);
     // One slot per detect call: the stall bound is a deadline of slot_limit_us.
-    const detector_config run_cfg = stall_bounded("mimo_receiver", cfg, slot_limit_us, 1);
+    const detector_config run_cfg = stall_bounded("mimo_receiver", cfg, slot_limit_us);
     return gnuradio::make_block_sptr<mimo_receiver_impl>(
         run_cfg, bandwidth_mhz, cell_id, soft_output, n_est, time_domain, fft_backoff, ratio);
 }

@@ -8,11 +8,11 @@
 #ifndef INCLUDED_MIMODET_MIMO_RECEIVER_IMPL_H
 #define INCLUDED_MIMODET_MIMO_RECEIVER_IMPL_H
 
-#include "core/call_timeline.h"
-#include "core/slot_receiver.h"
 #include "detector_block_common.h"
+#include "receiver/slot_receiver.h"
 #include "slot_aligner.h"
 #include "slot_lanes.h"
+#include "util/call_timeline.h"
 #include <atomic>
 #include <gnuradio/mimodet/mimo_receiver.h>
 #include <memory>

@@ -8,10 +8,10 @@
 #ifndef INCLUDED_MIMODET_OFDM_DEMOD_IMPL_H
 #define INCLUDED_MIMODET_OFDM_DEMOD_IMPL_H
 
-#include "core/call_timeline.h"
-#include "core/ofdm_demodulation.h"
-#include "core/worker_pool.h"
+#include "phy/ofdm_demodulation.h"
 #include "slot_aligner.h"
+#include "util/call_timeline.h"
+#include "util/worker_pool.h"
 #include <gnuradio/fft/fft.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gnuradio/mimodet/ofdm_demod.h>

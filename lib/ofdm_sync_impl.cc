@@ -5,10 +5,10 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "ofdm_sync_impl.h"
-#include "core/tuning.h"
-#include "core/worker_pool.h"
 #include "detector_block_common.h"
+#include "ofdm_sync_impl.h"
+#include "util/tuning.h"
+#include "util/worker_pool.h"
 #include <gnuradio/io_signature.h>
 #include <algorithm>
 #include <stdexcept>

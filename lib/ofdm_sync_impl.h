@@ -8,8 +8,8 @@
 #ifndef INCLUDED_MIMODET_OFDM_SYNC_IMPL_H
 #define INCLUDED_MIMODET_OFDM_SYNC_IMPL_H
 
-#include "core/call_timeline.h"
-#include "core/lte_sync.h"
+#include "phy/lte_sync.h"
+#include "util/call_timeline.h"
 #include <gnuradio/mimodet/ofdm_sync.h>
 #include <atomic>
 #include <vector>

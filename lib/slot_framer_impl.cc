@@ -5,8 +5,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
+#include "phy/pilot_ratio.h"
 #include "slot_framer_impl.h"
-#include "core/pilot_ratio.h"
 #include <algorithm>
 #include <cmath>
 #include <cstring>

@@ -8,7 +8,7 @@
 #ifndef INCLUDED_MIMODET_SLOT_FRAMER_IMPL_H
 #define INCLUDED_MIMODET_SLOT_FRAMER_IMPL_H
 
-#include "core/slot_mapper.h"
+#include "phy/slot_mapper.h"
 #include <atomic>
 #include <gnuradio/fft/fft.h>
 #include <gnuradio/mimodet/slot_framer.h>

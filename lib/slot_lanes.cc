@@ -5,9 +5,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "slot_lanes.h"
 #include "detector_block_common.h"
-#include "core/tuning.h"
+#include "slot_lanes.h"
+#include "util/tuning.h"
 #include <boost/thread/thread.hpp>
 
 namespace gr {

@@ -11,7 +11,7 @@
 #ifndef INCLUDED_MIMODET_SLOT_LANES_H
 #define INCLUDED_MIMODET_SLOT_LANES_H
 
-#include "core/worker_pool.h"
+#include "util/worker_pool.h"
 #include <algorithm>
 #include <exception>
 #include <functional>

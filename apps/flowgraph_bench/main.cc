@@ -119,14 +119,8 @@ int main(int argc, char** argv)
         }
     }
     std::ofstream csv;
-    if (!o.csv.empty()) {
-        csv.open(o.csv);
-        if (!csv) {
-            std::cerr << "mimodet_flowgraph_bench: cannot write " << o.csv << "\n";
-            return 2;
-        }
-        write_csv_header(csv);
-    }
+    if (!bench_cli::open_csv("mimodet_flowgraph_bench", o.csv, csv_header(), csv))
+        return 2;
     // Per-block busy time comes from GNU Radio's performance counters, read by the
     // block executors when the flowgraph starts.
     // Wall time in work() (GNU Radio's default "thread" clock counts the block thread's

@@ -120,6 +120,15 @@ void declare(bench_cli::parser& p, options& o)
                 "exact ML); the block then detects one slot per call",
                 0,
                 1e9)
+        .number("--slot-limit-us",
+                o.slot_limit_us,
+                "X",
+                "psd without a deadline: the blocks' stall bound, the\n"
+                "most microseconds a slot's detection may take (the\n"
+                "blocks' default 2500; 0: none, the exact search\n"
+                "whatever a slot costs)",
+                0,
+                1e9)
         .number("--sorted-qr",
                 o.sorted_qr,
                 "N",

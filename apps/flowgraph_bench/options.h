@@ -37,6 +37,7 @@ struct options {
     int slots = 40;
     int threads = 0;
     double deadline_us = 0; // psd only
+    double slot_limit_us = 2500; // psd without a deadline: the blocks' stall bound
     int est_threads = 0;
     std::string est_backend = "auto"; // channel_estimator's backend (as --backend)
     std::string receiver =

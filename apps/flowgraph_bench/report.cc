@@ -147,10 +147,10 @@ void print_row(const options& o, const run_config& c, const run_result& r)
                         r.sub_p99_worst,
                         static_cast<unsigned long long>(r.late));
         if (r.truncated)
-            std::printf("      note: %llu slots truncated by "
-                        "the %g us deadline\n",
+            std::printf("      note: %llu slots truncated by the %g us %s\n",
                         static_cast<unsigned long long>(r.truncated),
-                        o.deadline_us);
+                        o.deadline_us > 0 ? o.deadline_us : o.slot_limit_us,
+                        o.deadline_us > 0 ? "deadline" : "stall bound per slot");
         if (r.misaligned || r.est_bad || r.sync_missed)
             std::printf("      note: %llu slots not mapped to an "
                         "input slot, %llu bad estimator slots, "
@@ -162,9 +162,9 @@ void print_row(const options& o, const run_config& c, const run_result& r)
     std::fflush(stdout);
 }
 
-void write_csv_header(std::ostream& csv)
+std::string csv_header()
 {
-    csv << "detector,backend,output,n_tx,n_rx,modulation,snr_db,bandwidth_mhz,domain,"
+    return "detector,backend,output,n_tx,n_rx,modulation,snr_db,bandwidth_mhz,domain,"
            "channel,cpu_threads,rate,window_s,slots,slots_per_s,realtime_x,mbit_per_"
            "s,"
            "latency_p50_ms,latency_p99_ms,latency_max_ms,ber,bad_slots,est_bad_slots,"
@@ -174,7 +174,7 @@ void write_csv_header(std::ostream& csv)
            "us,pin,demod,gpu_wait,antenna_threads,gpu_lanes,input_copy,src_buffer_slots,"
            "late_slots,"
            "stalls,stall_ms,sync_ahead,sub_window_s,sub_windows,sub_windows_held,"
-           "sub_p99_worst_ms,error\n";
+           "sub_p99_worst_ms,error";
 }
 
 void write_csv_row(std::ostream& csv,

@@ -31,7 +31,8 @@ void print_table_header(const options& o);
 //! The row of a run (or the line saying why it was skipped) and its notes.
 void print_row(const options& o, const run_config& c, const run_result& r);
 
-void write_csv_header(std::ostream& csv);
+//! The CSV's header line (the columns of write_csv_row).
+std::string csv_header();
 void write_csv_row(std::ostream& csv,
                    const options& o,
                    const run_config& c,

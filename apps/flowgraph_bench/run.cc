@@ -95,9 +95,17 @@ run_result run_one(const options& o,
             cfg.sorted_qr = o.sorted_qr;
         cfg.threads = o.threads;
         if (fused)
-            rxb = mimo_receiver::make(cfg, o.bandwidth, o.cell_id, soft, o.est_threads, rx_demod);
+            rxb = mimo_receiver::make(cfg,
+                                      o.bandwidth,
+                                      o.cell_id,
+                                      soft,
+                                      o.est_threads,
+                                      rx_demod,
+                                      -1,
+                                      0.0,
+                                      o.slot_limit_us);
         else
-            det = mimo_detector::make(cfg, o.bandwidth, o.cell_id, soft);
+            det = mimo_detector::make(cfg, o.bandwidth, o.cell_id, soft, o.slot_limit_us);
     } catch (const std::exception& e) {
         res.error = e.what();
         return res;

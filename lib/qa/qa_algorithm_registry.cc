@@ -8,8 +8,8 @@
 // The algorithm registry and the backend names: every list of algorithms, the soft/hard
 // rule and the backend decision read one table, so these tests hold them to it.
 
-#include "algorithm_registry.h"
-#include "backend.h"
+#include "detect/algorithm_registry.h"
+#include "detect/backend.h"
 #include "qa_common.h"
 #include <gtest/gtest.h>
 #include <set>

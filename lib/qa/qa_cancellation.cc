@@ -10,7 +10,7 @@
 // poll, throws mimodet::cancelled, and leaves the detector giving exact results.
 
 #include "qa_cancellation_common.h"
-#include "worker_pool.h"
+#include "util/worker_pool.h"
 #include <atomic>
 #include <chrono>
 #include <cstdio>

@@ -8,7 +8,7 @@
 // Pilot channel estimation: LS + interpolation against a known H per subcarrier, and the
 // pilot-residual noise estimate, on frequency-domain test grids (y = sum_t H_t X_t + n).
 
-#include "channel_estimation.h"
+#include "phy/channel_estimation.h"
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gtest/gtest.h>

@@ -5,12 +5,12 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// The parallel, vectorised channel estimation (lib/core/channel_estimation.cc) against
+// The parallel, vectorised channel estimation (lib/phy/channel_estimation.cc) against
 // a plain serial implementation of the same method (ref::ref_estimation below): H and
 // noise_var on random slots, every thread count, the cached-filter path and the cache
 // clearing, and bad input. Also the block's threads parameter.
 
-#include "channel_estimation.h"
+#include "phy/channel_estimation.h"
 #include "qa_estimation_slots.h"
 #include <gnuradio/mimodet/channel_estimator.h>
 #include <gnuradio/mimodet/detector.h>

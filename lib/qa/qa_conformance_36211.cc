@@ -10,7 +10,7 @@
 // against reference values computed here from the specification's formulas and tables.
 //
 // The namespace `spec` below is written from the text of 36.211 alone and calls nothing
-// of the library, so that a mistake in lib/core is not repeated in the expected values.
+// of the library, so that a mistake in the engines is not repeated in the expected values.
 // A few values are also stored as literals (k_stored_*), computed once by a separate
 // numpy script (quoted at those literals), so that a change made in both the library
 // and this file's formula code would still be caught.
@@ -21,8 +21,8 @@
 // power (beta = 1) for every signal, data on every element that carries no reference
 // or synchronisation signal (no control channels or PBCH).
 
-#include "lte_sync.h"
-#include "slot_mapper.h"
+#include "phy/lte_sync.h"
+#include "phy/slot_mapper.h"
 
 #include <cmath>
 #include <cstdint>

@@ -8,9 +8,9 @@
 // Core pieces: constellations, QR variants, exhaustive ML, linear detectors, validation,
 // the worker pool.
 
+#include "detect/qr.h"
 #include "qa_common.h"
-#include "qr.h"
-#include "worker_pool.h"
+#include "util/worker_pool.h"
 #include <gtest/gtest.h>
 #include <atomic>
 #include <limits>

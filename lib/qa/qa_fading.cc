@@ -8,7 +8,7 @@
 // Fading channel core of mimo_channel: 36.104 tap tables, Jakes processes, block
 // Rayleigh, time-domain filter vs frequency response, seeds, noise.
 
-#include "fading.h"
+#include "phy/fading.h"
 #include <gtest/gtest.h>
 #include <cmath>
 #include <complex>

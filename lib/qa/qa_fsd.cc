@@ -8,9 +8,9 @@
 // Fixed-complexity sphere decoder (fsd) and its soft-output extension (sfsd), checked
 // against exhaustive ML.
 
-#include "fsd_common.h"
+#include "detect/fsd/fsd_common.h"
+#include "detect/qr.h"
 #include "qa_common.h"
-#include "qr.h"
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 // Backend selection on a machine with a CUDA device (ctest label "gpu"); every test skips
 // where there is none.
 
-#include "backend.h"
+#include "detect/backend.h"
 #include "qa_common.h"
 #include <gtest/gtest.h>
 

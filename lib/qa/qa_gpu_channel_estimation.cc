@@ -5,14 +5,14 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// Channel estimation on the GPU (cuda/channel_estimation_cuda.cu) against the CPU
-// estimator (lib/core/channel_estimation.cc) on random slots: every bandwidth class,
+// Channel estimation on the GPU (cuda/phy/channel_estimation_cuda.cu) against the CPU
+// estimator (lib/phy/channel_estimation.cc) on random slots: every bandwidth class,
 // 1-4 ports, 1-8 antennas, SNR -10..50 dB and noiseless, delay spreads up to 5 us, the
 // device filter cache cleared while slots run, and bad input. Also the block's backend
 // parameter with a device.
 
-#include "backend.h"
-#include "channel_estimation.h"
+#include "detect/backend.h"
+#include "phy/channel_estimation.h"
 #include "qa_estimation_slots.h"
 #include "qa_gpu_common.h"
 #include <gnuradio/mimodet/channel_estimator.h>

@@ -8,7 +8,7 @@
 // CUDA FSD against the CPU FSD (same algorithm: same bits up to exact metric ties) and
 // exhaustive ML (ctest label "gpu"); every test skips where there is no CUDA device.
 
-#include "fsd_common.h"
+#include "detect/fsd/fsd_common.h"
 #include "qa_gpu_common.h"
 #include <gtest/gtest.h>
 #include <algorithm>

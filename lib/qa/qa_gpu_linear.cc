@@ -7,15 +7,15 @@
 
 // CUDA zf/mmse against the CPU zf/mmse (ctest label "gpu"; the gpu_linear tests skip
 // where there is no CUDA device). Both compute the weights in double (the CPU with
-// Eigen, the GPU with lib/core/linear_common.h) and demap with the same code, so the LLRs
-// agree to rounding: |gpu - cpu| <= k_tol * max(1, |cpu|) with k_tol = 1e-4, about 1000
-// times the largest difference seen (the float output's rounding, ~1e-7, where the
-// weights agree to 1e-16 cond(H)); the hard bits (LLR signs) agree except where
+// Eigen, the GPU with lib/detect/linear/linear_common.h) and demap with the same code, so
+// the LLRs agree to rounding: |gpu - cpu| <= k_tol * max(1, |cpu|) with k_tol = 1e-4,
+// about 1000 times the largest difference seen (the float output's rounding, ~1e-7, where
+// the weights agree to 1e-16 cond(H)); the hard bits (LLR signs) agree except where
 // |LLR| < k_tiny. The linear_rule tests run the GPU's per-matrix and per-vector math on
 // the host (it is __host__ __device__) and check the CPU side of the shared zf rank rule;
 // they need no device.
 
-#include "linear_common.h"
+#include "detect/linear/linear_common.h"
 #include "qa_gpu_common.h"
 #include <gtest/gtest.h>
 #include <algorithm>

@@ -9,8 +9,8 @@
 // node counts) and exhaustive ML (ctest label "gpu"); every test skips where there is
 // no CUDA device.
 
-#include "backend.h"
-#include "psd_params.h"
+#include "detect/backend.h"
+#include "detect/psd/psd_params.h"
 #include "qa_common.h"
 #include <gtest/gtest.h>
 #include <algorithm>

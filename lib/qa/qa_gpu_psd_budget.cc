@@ -14,7 +14,7 @@
 //    decision.
 //  - The default budget leaves realistic inputs exact, and bounds hostile ones.
 
-#include "psd_params.h"
+#include "detect/psd/psd_params.h"
 #include "qa_common.h"
 #include "qa_gpu_common.h"
 #include "qa_psd_deadline_common.h"

@@ -14,8 +14,8 @@
 // CPU PSD's fallback for the same vector and an independent SIC written here on the
 // public QR helpers (qr.h). Both kernel variants (warp, block).
 
-#include "psd_params.h"
-#include "qr.h"
+#include "detect/psd/psd_params.h"
+#include "detect/qr.h"
 #include "qa_common.h"
 #include "qa_psd_deadline_common.h"
 #include <gtest/gtest.h>

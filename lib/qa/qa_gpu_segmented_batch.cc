@@ -13,7 +13,7 @@
 // show that one call per segment equals the CPU.)
 
 #include "qa_gpu_common.h"
-#include "slot_detection.h"
+#include "receiver/slot_detection.h"
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gtest/gtest.h>
 

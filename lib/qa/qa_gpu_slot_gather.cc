@@ -13,7 +13,7 @@
 // checks, and the PSD's truncated count. ctest label "gpu"; skips without a device.
 
 #include "qa_gpu_common.h"
-#include "slot_detection.h"
+#include "receiver/slot_detection.h"
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gtest/gtest.h>

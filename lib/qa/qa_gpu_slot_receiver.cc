@@ -369,14 +369,15 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
         tag.value = pmt::from_long(slots[i].ns);
         tags.push_back(tag);
     }
-    // psd without a deadline, and with one so long that no search is cut short: the same
-    // bits either way, and two lanes either way (queued slots two in a call).
+    // psd without a deadline (and no stall bound), and with one so long that no search is
+    // cut short: the same bits either way, and two lanes either way (queued slots two in
+    // a call).
     for (const double deadline_us : { 0.0, 1e6 }) {
     SCOPED_TRACE("deadline_us " + std::to_string(deadline_us));
     call_timelines timelines;
     detector_config cfg = block_detector_config("psd", nt, nr, "16qam", "cuda");
     cfg.psd_deadline_us = deadline_us;
-    auto blk = mimo_receiver::make(cfg, mhz, cell, false, 0, true);
+    auto blk = mimo_receiver::make(cfg, mhz, cell, false, 0, true, -1, 0.0, 0.0);
     timelines.off();
     EXPECT_TRUE(blk->time_domain());
     auto tb = gr::make_top_block("qa_gpu_slot_receiver_time");

@@ -9,7 +9,7 @@
 // through a vertex of either stage is enumerated), near-ML decisions for 4x4, parameter
 // validation and singular channels.
 
-#include "mtt_common.h"
+#include "detect/mtt/mtt_common.h"
 #include "qa_common.h"
 #include <gtest/gtest.h>
 #include <cmath>

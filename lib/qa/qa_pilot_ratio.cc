@@ -12,9 +12,9 @@
 // samples (scaled to the SNR), so BERs of different ratios and SNRs compare with little
 // statistical noise.
 
-#include "channel_estimation.h"
-#include "slot_mapper.h"
-#include "slot_receiver.h"
+#include "phy/channel_estimation.h"
+#include "phy/slot_mapper.h"
+#include "receiver/slot_receiver.h"
 #include <algorithm>
 #include <cmath>
 #include <complex>

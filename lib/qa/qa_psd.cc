@@ -8,8 +8,8 @@
 // PSD: parameter validation, the paper's parameter sets, and exact ML against the
 // exhaustive search for every applicable set.
 
-#include "kernel.h"
-#include "psd_params.h"
+#include "detect/kernel.h"
+#include "detect/psd/psd_params.h"
 #include "qa_common.h"
 #include <gtest/gtest.h>
 #include <stdexcept>

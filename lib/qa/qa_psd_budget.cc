@@ -12,7 +12,7 @@
 // Evaluate. The default budget leaves realistic inputs exact, and bounds hostile ones.
 // A call on one vector whose unbounded search is very long is still cancelled promptly.
 
-#include "psd_params.h"
+#include "detect/psd/psd_params.h"
 #include "qa_common.h"
 #include "qa_psd_deadline_common.h"
 #include <gtest/gtest.h>

@@ -13,8 +13,8 @@
 // search's QR, flagged: it is checked against an independent SIC written here on the
 // public QR helpers (qr.h).
 
-#include "psd_params.h"
-#include "qr.h"
+#include "detect/psd/psd_params.h"
+#include "detect/qr.h"
 #include "qa_common.h"
 #include "qa_psd_deadline_common.h"
 #include <gtest/gtest.h>

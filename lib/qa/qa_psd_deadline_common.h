@@ -12,8 +12,8 @@
 #ifndef INCLUDED_MIMODET_QA_PSD_DEADLINE_COMMON_H
 #define INCLUDED_MIMODET_QA_PSD_DEADLINE_COMMON_H
 
+#include "detect/qr.h"
 #include "qa_common.h"
-#include "qr.h"
 #include <chrono>
 #include <cstdint>
 #include <vector>

@@ -5,13 +5,13 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// The CUDA backend's chunk planner and vector -> matrix map (cuda/segment_map.h), on
-// the host (no GPU needed): chunks cover every matrix and vector once and in order,
+// The CUDA backend's chunk planner and vector -> matrix map (cuda/common/segment_map.h),
+// on the host (no GPU needed): chunks cover every matrix and vector once and in order,
 // every vector maps to its own matrix, chunks are cut only where they must be (target
 // reached, piece limit), and a small call shaped like LTE slots is one chunk.
 
-#include "../../cuda/segment_map.h"
-#include "slot_detection.h"
+#include "cuda/common/segment_map.h"
+#include "receiver/slot_detection.h"
 #include <climits>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gtest/gtest.h>

@@ -9,8 +9,8 @@
 // (a noiseless slot through every detector gives back the transmitted bits), LLR signs,
 // and the rejection of unusable inputs.
 
-#include "host_memory.h"
-#include "slot_detection.h"
+#include "receiver/slot_detection.h"
+#include "util/host_memory.h"
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/lte_grid.h>

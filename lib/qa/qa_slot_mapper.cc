@@ -8,7 +8,7 @@
 // Transmit grid construction (slot_mapper): data mapping of docs/SLOT_LAYOUT.md, CRS,
 // PSS/SSS, empty elements, bit counts, IFFT bin placement.
 
-#include "slot_mapper.h"
+#include "phy/slot_mapper.h"
 #include <cmath>
 #include <gtest/gtest.h>
 #include <random>

@@ -12,11 +12,11 @@
 #ifndef INCLUDED_MIMODET_QA_SLOT_RECEIVER_COMMON_H
 #define INCLUDED_MIMODET_QA_SLOT_RECEIVER_COMMON_H
 
-#include "backend.h"
-#include "channel_estimation.h"
+#include "detect/backend.h"
+#include "phy/channel_estimation.h"
 #include "qa_estimation_slots.h"
-#include "slot_detection.h"
-#include "slot_receiver.h"
+#include "receiver/slot_detection.h"
+#include "receiver/slot_receiver.h"
 #include <gnuradio/fft/fft.h>
 #include <gtest/gtest.h>
 #include <cmath>

@@ -13,8 +13,8 @@
 #ifndef INCLUDED_MIMODET_QA_SYNC_SIGNALS_H
 #define INCLUDED_MIMODET_QA_SYNC_SIGNALS_H
 
-#include "fading.h"
-#include "lte_sync.h"
+#include "phy/fading.h"
+#include "phy/lte_sync.h"
 
 #include <gnuradio/mimodet/lte_grid.h>
 #include <unsupported/Eigen/FFT>

@@ -8,9 +8,9 @@
 // The environment switches (tuning.h): defaults when unset, values in range taken, bad
 // values refused with the variable's name, and the table complete.
 
-#include "call_timeline.h"
-#include "tuning.h"
-#include "worker_pool.h"
+#include "util/call_timeline.h"
+#include "util/tuning.h"
+#include "util/worker_pool.h"
 #include <cstdlib>
 #include <filesystem>
 #include <gtest/gtest.h>

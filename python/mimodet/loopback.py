@@ -251,8 +251,11 @@ def build_link(bandwidth, antennas, modulation, detector, backend, channel, snr_
     rx_pilot_ratio_db  the estimator's: None (default) the framer's, a value in dB, or
                 float('nan') to estimate it
     detector_params  passed to mimo_detector (soft detectors run with soft_output=False):
-                lvl, exp, T, niter, sorted_qr, llr_clip, threads
+                lvl, exp, T, niter, sorted_qr, llr_clip, threads, slot_limit_us (default
+                0 here: the link runs as fast as it can, not in real time, so psd keeps
+                the exact search whatever a slot costs)
     """
+    detector_params.setdefault("slot_limit_us", 0.0)
     bandwidth = float(bandwidth)
     if bandwidth not in BANDWIDTHS:
         raise ValueError("bandwidth must be one of %s MHz" % (BANDWIDTHS,))

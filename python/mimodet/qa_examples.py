@@ -586,7 +586,7 @@ class qa_examples(gr_unittest.TestCase):
         self.assertIn("cfg.psd_exp = {1, 4};", psd)
         self.assertIn("cfg.sorted_qr = 1;", psd)
         self.assertIn("cfg.psd_node_budget = (-1);", psd)
-        self.assertIn("mimo_detector::make(cfg, bandwidth, 1, false, static_cast<double>(10000));",
+        self.assertIn("mimo_detector::make(cfg, bandwidth, 1, false, static_cast<double>(2500));",
                       psd)
         self.assertIn('block_detector_config("mtt", 2, 2, "qpsk", "cpu");', src)
         zf = detector_make(src, "det_zf")

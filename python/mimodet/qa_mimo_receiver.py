@@ -83,6 +83,8 @@ def run_receiver(rx, ys, tags, soft):
 
 def run_chain(mhz, n_tx, n_rx, cell_id, ys, tags, alg, mod, soft, est_threads=0, **params):
     """channel_estimator(cpu) -> mimo_detector(cpu), the reference of the receiver."""
+    # Compared bit for bit: no stall bound (psd's wall-clock deadline) unless asked.
+    params.setdefault("slot_limit_us", 0.0)
     tb = gr.top_block()
     est = mimodet.channel_estimator(mhz, n_tx, n_rx, cell_id, est_threads, "cpu")
     det = mimodet.mimo_detector(alg, mhz, n_tx, n_rx, mod, cell_id, "cpu", soft, **params)
@@ -142,7 +144,8 @@ def run_demod_receiver(mhz, n_tx, n_rx, cell_id, samples, tags, alg, mod, soft,
     """ofdm_demod -> mimo_receiver (grids), the reference of the time-domain input."""
     tb = gr.top_block()
     dem = mimodet.ofdm_demod(mhz, n_rx, fft_backoff)
-    rx = mimodet.mimo_receiver(alg, mhz, n_tx, n_rx, mod, cell_id, "cpu", soft)
+    rx = mimodet.mimo_receiver(alg, mhz, n_tx, n_rx, mod, cell_id, "cpu", soft,
+                               slot_limit_us=0.0)
     for r in range(n_rx):
         src = blocks.vector_source_c(samples[r].tolist(), False, 1, tags if r == 0 else [])
         tb.connect(src, (dem, r))
@@ -164,6 +167,8 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         if ys is None:
             bits, ys = make_slots(self.rng, mhz, n_tx, n_rx, mod, cell_id, slots, snr_db)
         tags = slot_tags(slots) if tags is None else tags
+        # Compared bit for bit: no stall bound (psd's wall-clock deadline) unless asked.
+        params.setdefault("slot_limit_us", 0.0)
         what = "%s %gMHz %dx%d %s %s %s" % (alg, mhz, n_tx, n_rx, mod,
                                             "llr" if soft else "bits", params)
         ref, ref_tags, est, det = run_chain(mhz, n_tx, n_rx, cell_id, ys, tags, alg, mod, soft,
@@ -408,7 +413,7 @@ class qa_mimo_receiver(gr_unittest.TestCase):
                 mimodet.mimo_receiver("mmse", 1.4, 2, 2, "16qam", 0, "cuda")
             with self.assertRaises(RuntimeError):
                 mimodet.mimo_receiver("psd", 1.4, 2, 2, backend="cuda", deadline_us=50.0)
-            rx = mimodet.mimo_receiver("psd", 1.4, 2, 2, "16qam", 0, "auto")
+            rx = mimodet.mimo_receiver("psd", 1.4, 2, 2, "16qam", 0, "auto", slot_limit_us=0.0)
             self.assertEqual(rx.backend(), "cpu")
             # ... and is the CPU chain.
             bits, ys = make_slots(self.rng, 1.4, 2, 2, "16qam", 0, [0, 1], 20.0)
@@ -489,7 +494,8 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             ref, ref_tags, ref_rx = run_demod_receiver(mhz, n_tx, n_rx, cell, samples, tags,
                                                        alg, "16qam", soft, backoff)
             rx = mimodet.mimo_receiver(alg, mhz, n_tx, n_rx, "16qam", cell, "cpu", soft,
-                                       time_domain=True, fft_backoff=backoff)
+                                       time_domain=True, fft_backoff=backoff,
+                                       slot_limit_us=0.0)
             self.assertTrue(rx.time_domain())
             self.assertEqual(rx.input_signature().sizeof_stream_item(0), 8, what)
             out, out_tags = run_time_receiver(rx, samples, tags, soft)
@@ -621,7 +627,7 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         self.assertIn("mimodet.mimo_receiver('psd', bandwidth, 2, 2, 'qpsk', 1, 'cpu', "
                       "soft_output=False, lvl=[5, 3, 1], exp=[1, 4], T=(-1), niter=(-1), "
                       "sorted_qr=1, llr_clip=0, threads=1, llr_scaled=True, deadline_us=0, "
-                      "budget=(-1), slot_limit_us=10000, est_threads=2, time_domain=False, fft_backoff=(-1), pilot_ratio_db=0)",
+                      "budget=(-1), slot_limit_us=2500, est_threads=2, time_domain=False, fft_backoff=(-1), pilot_ratio_db=0)",
                       src)
         self.assertIn("fft_backoff=(-1), pilot_ratio_db=float('nan'))", src)
         code = textwrap.dedent("""
@@ -668,14 +674,14 @@ class qa_mimo_receiver(gr_unittest.TestCase):
                      "cfg.threads = 1;", "cfg.psd_deadline_us = static_cast<double>(0);",
                      "cfg.psd_node_budget = (-1);",
                      "mimo_receiver::make(cfg, bandwidth, 1, false, 2, false, (-1), "
-                     "static_cast<double>(0), static_cast<double>(10000));"):
+                     "static_cast<double>(0), static_cast<double>(2500));"):
             self.assertIn(line, psd)
         sfsd = detector_make(src, "rx_sfsd")
         self.assertIn('block_detector_config("sfsd", 2, 2, "qpsk", "cpu");', sfsd)
         for line in ("cfg.fsd_full_levels = 1;", "cfg.sfsd_niter = 3;",
                      "cfg.llr_clip = static_cast<float>(20);",
                      "mimo_receiver::make(cfg, bandwidth, 1, true, 0, false, (-1), "
-                     "static_cast<double>(0), static_cast<double>(10000));"):
+                     "static_cast<double>(0), static_cast<double>(2500));"):
             self.assertIn(line, sfsd)
         # The estimated pilot ratio: NaN.
         est = [l.strip() for l in src.splitlines()
@@ -705,15 +711,16 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             cfg = config_of(alg, n_tx, n_rx, mod, **fields)
             ref, ref_tags = run_receiver(
                 mimodet.mimo_receiver(alg, mhz, n_tx, n_rx, mod, cell, "cpu", soft,
-                                      est_threads=2, pilot_ratio_db=0.0, **params),
+                                      est_threads=2, pilot_ratio_db=0.0, slot_limit_us=0.0,
+                                      **params),
                 ys, tags, soft)
             self.assertEqual(len(ref), sum(len(b) for b in bits), alg)
             hard = (ref < 0).astype(np.uint8) if soft else ref
             self.assertLess(np.mean(hard != np.concatenate(bits)), 0.05, alg)
-            for rx in (mimodet.mimo_receiver(cfg, mhz, cell, soft, 2),
+            for rx in (mimodet.mimo_receiver(cfg, mhz, cell, soft, 2, False, -1, 0.0, 0.0),
                        mimodet.mimo_receiver(config=cfg, bandwidth_mhz=mhz, cell_id=cell,
                                              soft_output=soft, est_threads=2,
-                                             pilot_ratio_db=0.0)):
+                                             pilot_ratio_db=0.0, slot_limit_us=0.0)):
                 out, out_tags = run_receiver(rx, ys, tags, soft)
                 np.testing.assert_array_equal(out, ref, err_msg=alg)
                 self.assertEqual(tag_list(out_tags), tag_list(ref_tags), alg)

@@ -123,7 +123,8 @@ class qa_psd_deadline(gr_unittest.TestCase):
 
     def test_003_block_tags(self):
         slots = [1, 2, 3]
-        det, starts, trunc = self.run_block(0.0, slots, 6.0)
+        # No deadline and no stall bound: the exact search, no tag.
+        det, starts, trunc = self.run_block(0.0, slots, 6.0, slot_limit_us=0.0)
         self.assertEqual(trunc, [])
         self.assertEqual(det.truncated_slots(), 0)
         det, starts, trunc = self.run_block(1.0, slots, 6.0)
@@ -138,21 +139,33 @@ class qa_psd_deadline(gr_unittest.TestCase):
 
     def test_007_block_stall_bound(self):
         # y x 30 (a gain step): every vector of the exact search is far outside the
-        # constellation and runs to the node budget (tens of ms each, 500 per slot). The
-        # block's stall bound (slot_limit_us, default 10000 us per slot) ends each call
-        # within about ten milliseconds per slot: the slots come out tagged, and the run
-        # takes well under the minutes an unbounded search of one slot would.
-        slots = [1, 2, 3]
+        # constellation and runs to the node budget (about 10 ms each on one core, 500 per
+        # slot: several seconds per slot with the budget alone). The block's stall bound
+        # (slot_limit_us, default 2500 us, five slot times) ends each call after 2.5 ms per
+        # slot it holds: 20 such slots take well under a second of detection (a bound of
+        # 50 ms, plus the flowgraph's start and the vectors in flight when it expires),
+        # where the budget alone would take minutes. All come out tagged.
+        slots = list(range(20))
         t0 = time.monotonic()
         det, starts, trunc = self.run_block(0.0, slots, 20.0, gain=30.0)
         elapsed = time.monotonic() - t0
         self.assertEqual(det.truncated_slots(), len(slots))
         self.assertEqual(sorted(t.offset for t in trunc), sorted(starts))
-        self.assertLess(elapsed, 30.0)
-        print("3 hostile 1.4 MHz 4x4 64QAM slots through the block: %.2f s" % elapsed)
+        self.assertLess(elapsed, 5.0)
+        print("20 hostile 1.4 MHz 4x4 64QAM slots through the block (bound 2.5 ms per "
+              "slot): %.2f s" % elapsed)
+        # A bound of 0.5 s per slot holds 4 such slots for about 2 s (the budget alone
+        # would take minutes): the limit is the block's, per slot, whatever the number of
+        # slots a call finds queued.
+        t0 = time.monotonic()
+        det, _, _ = self.run_block(0.0, slots[:4], 20.0, gain=30.0, slot_limit_us=5e5)
+        slow = time.monotonic() - t0
+        self.assertEqual(det.truncated_slots(), 4)
+        self.assertGreater(slow, 4 * 0.5 * 0.9)
+        self.assertLess(slow, 4 * 0.5 + 1.5)
+        print("4 such slots with a bound of 0.5 s per slot: %.2f s" % slow)
         with self.assertRaises(ValueError):
             mimodet.mimo_detector("psd", 1.4, 2, 2, "16qam", 0, slot_limit_us=-1.0)
-
 
 if __name__ == "__main__":
     gr_unittest.run(qa_psd_deadline)

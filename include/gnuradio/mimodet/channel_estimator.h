@@ -38,7 +38,7 @@ namespace mimodet {
  * profile bounded by the CP length) and SNR are estimated per slot from the pilots of
  * all antenna pairs. This brings the estimation error from ~0.6 x noise_var (linear
  * interpolation) to ~0.06 x noise_var for EPA at 20 dB (see
- * lib/core/channel_estimation.h for the details and measured numbers). The noise
+ * lib/phy/channel_estimation.h for the details and measured numbers). The noise
  * variance is estimated from the residual of the ports 0/1 LS estimates around a local
  * polynomial (2nd/3rd order pilot differences, normalised by their noise gain; the
  * smaller of the two is reported) and floored at a 60 dB SNR.
@@ -48,12 +48,12 @@ namespace mimodet {
  * results do not depend on the number of threads (bit for bit). Measured times per slot:
  * docs/PERFORMANCE.md, "Channel estimation".
  *
- * Backend "cuda" runs the same method on the GPU (cuda/channel_estimation_cuda.cu): the
- * LS, the pilot statistics and the Wiener step are kernels, the model's decisions (noise
- * variance, filter choice and design) stay on the CPU. Its H and noise_var agree with the
- * CPU's up to float rounding (sums over pilots in another order, the GPU's sin/cos);
- * unusable slots take the CPU path. It frees the CPU threads of the pool for the rest of
- * the flowgraph (docs/PERFORMANCE.md, "Channel estimation").
+ * Backend "cuda" runs the same method on the GPU (cuda/phy/channel_estimation_cuda.cu):
+ * the LS, the pilot statistics and the Wiener step are kernels, the model's decisions
+ * (noise variance, filter choice and design) stay on the CPU. Its H and noise_var agree
+ * with the CPU's up to float rounding (sums over pilots in another order, the GPU's
+ * sin/cos); unusable slots take the CPU path. It frees the CPU threads of the pool for
+ * the rest of the flowgraph (docs/PERFORMANCE.md, "Channel estimation").
  *
  * Pilot-to-data power ratio (docs/SLOT_LAYOUT.md): where the transmitter sends the CRS
  * at another power than the data (the framer's pilot_ratio_db), H is scaled from the
@@ -61,7 +61,7 @@ namespace mimodet {
  * y = H x + n with E|x|^2 = 1; noise_var is the grid elements' noise variance either way.
  * The ratio is either known (pilot_ratio_db) or, with pilot_ratio_db NaN, estimated per
  * slot: the received power at each port's CRS elements against that at the data
- * elements, both less the noise (lib/core/channel_estimation.h); it assumes every data
+ * elements, both less the noise (lib/phy/channel_estimation.h); it assumes every data
  * element of the slot carries random (scrambled) data.
  *
  * Slots: ns is read from the "slot" tag of input 0; an item without a tag gets the

@@ -302,8 +302,8 @@ protected:
 private:
     std::unique_ptr<core::cancel_token> d_cancel;
 
-    // The library's internal access (lib/core/detector_internal.h): the slot detection's
-    // call on inputs it already checked, and the fused GPU path's interface.
+    // The library's internal access (lib/detect/detector_internal.h): the slot
+    // detection's call on inputs it already checked, and the fused GPU path's interface.
     friend class core::detector_access;
 
     //! Checks the buffers of a segmented batch (their values too, unless

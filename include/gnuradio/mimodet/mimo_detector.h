@@ -41,7 +41,8 @@ namespace mimodet {
  *
  * The subcarriers of a slot are grouped by their number of data symbols (every
  * subcarrier's H shared by its symbols), and every group of every slot the block has at
- * hand (up to 8 queued slots) goes to the detector as ONE segmented batch call
+ * hand (up to 8 queued slots; one per lane for psd with a deadline or the stall bound
+ * below) goes to the detector as ONE segmented batch call
  * (detector.h, batch_segment): on the GPU one round of host-device copies and one wait
  * per call, so a backlog is worked off in large batches while a lone slot is detected at
  * once. With backend cuda the block runs two detector lanes (each its own streams and
@@ -68,12 +69,13 @@ namespace mimodet {
  * Stall bound (psd with psd_deadline_us = 0): the exact search's work depends on the
  * input (detector_config::psd_node_budget bounds each vector, but a slot of hostile
  * vectors, y far outside the constellation, still holds thousands of them), so the
- * block gives each detect call a deadline of slot_limit_us per slot it may hold
- * (default 10000 us, twenty slot times: above the few milliseconds a GPU slot of the
- * exact search takes at 4x4 64QAM 20 dB). Within it every slot is the exact search; a
- * slot it cuts short gets the "truncated" tag and is counted in truncated_slots(), as
- * with a deadline. slot_limit_us = 0: no bound. The other algorithms' work per slot is
- * fixed by their parameters.
+ * block detects one slot per call with a deadline of slot_limit_us (default 2500 us,
+ * five slot times). Within it every slot is the exact search; a slot it cuts short gets
+ * the "truncated" tag and is counted in truncated_slots(), as with a deadline. A
+ * detector slower than that per slot (the CPU's exact search of a large 4x4 64QAM grid)
+ * has its slots cut short and tagged: slot_limit_us = 0, no bound, for offline runs that
+ * want the exact search whatever it costs. The other algorithms' work per slot is fixed
+ * by their parameters.
  */
 class MIMODET_API mimo_detector : virtual public gr::block
 {
@@ -93,8 +95,8 @@ public:
      * such tag are output as zeros, counted in bad_slots() and logged.
      * \param soft_output float LLRs instead of bits (soft detectors only: psd and fsd
      *        are refused).
-     * \param slot_limit_us psd without a deadline: the most microseconds a detect call
-     *        may take per slot it holds (see above), finite, 0 (none) .. 1e9.
+     * \param slot_limit_us psd without a deadline: the most microseconds a slot's
+     *        detection may take (see above), finite, 0 (none) .. 1e9.
      *
      * Throws std::invalid_argument for an invalid configuration.
      */
@@ -102,7 +104,7 @@ public:
                      double bandwidth_mhz,
                      int cell_id,
                      bool soft_output = false,
-                     double slot_limit_us = 10000.0);
+                     double slot_limit_us = 2500.0);
 
     //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
     virtual int items_per_slot(int ns) const = 0;

@@ -59,7 +59,7 @@ namespace mimodet {
  * saturated LLRs are seen). Items without a slot tag take the previous slot + 1.
  *
  * Stall bound: as mimo_detector's (psd without a deadline): each slot's detection may
- * take slot_limit_us (default 10000 us); a slot it cuts short gets the "truncated" tag.
+ * take slot_limit_us (default 2500 us, five slot times); a slot it cuts short gets the "truncated" tag.
  */
 class MIMODET_API mimo_receiver : virtual public gr::block
 {
@@ -97,7 +97,7 @@ public:
                      bool time_domain = false,
                      int fft_backoff = -1,
                      double pilot_ratio_db = 0.0,
-                     double slot_limit_us = 10000.0);
+                     double slot_limit_us = 2500.0);
     //! Output items of slot ns (0..19): n_data(ns) * n_tx * q.
     virtual int items_per_slot(int ns) const = 0;
     //! "cpu" or "cuda": the backend actually running (both stages).

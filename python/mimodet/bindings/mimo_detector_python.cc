@@ -39,7 +39,7 @@ void bind_mimo_detector(py::module& m)
             py::arg("bandwidth_mhz"),
             py::arg("cell_id") = 0,
             py::arg("soft_output") = false,
-            py::arg("slot_limit_us") = 10000.0,
+            py::arg("slot_limit_us") = 2500.0,
             "config: the detector (a mimodet.detector_config: algorithm, n_tx in {1, 2, "
             "4}, n_rx n_tx..8, modulation, backend and the algorithm's parameters); "
             "bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}; cell_id 0..503 (or -1: from the "
@@ -47,7 +47,8 @@ void bind_mimo_detector(py::module& m)
             "fsd). The keyword face mimo_detector(algorithm, bandwidth_mhz, n_tx, n_rx, "
             "modulation, cell_id, backend, soft_output, **params) builds the config "
             "(gnuradio.mimodet.api). slot_limit_us: psd without a deadline, the most "
-            "microseconds a detect call may take per slot it holds (0: no bound; a slot "
+            "microseconds a slot's detection may take (default 2500, five "
+            "slot times; 0: no bound; a slot "
             "cut short is tagged 'truncated'). ValueError for an invalid configuration.")
         .def("items_per_slot",
              &mimo_detector::items_per_slot,

@@ -44,7 +44,7 @@ void bind_mimo_receiver(py::module& m)
             py::arg("time_domain") = false,
             py::arg("fft_backoff") = -1,
             py::arg("pilot_ratio_db") = 0.0,
-            py::arg("slot_limit_us") = 10000.0,
+            py::arg("slot_limit_us") = 2500.0,
             "config: the detector (a mimodet.detector_config, as mimo_detector's; its "
             "backend 'cpu', 'cuda' (RuntimeError without a CUDA device) or 'auto' runs "
             "both "
@@ -61,7 +61,10 @@ void bind_mimo_receiver(py::module& m)
             "pilot-to-data power ratio in dB, -10..10, or float('nan') to estimate it "
             "per "
             "slot, as channel_estimator's (estimated, the stages are not fused on the "
-            "GPU). The keyword face mimo_receiver(algorithm, bandwidth_mhz, n_tx, n_rx, "
+            "GPU); slot_limit_us: psd without a deadline, the most microseconds a "
+            "slot's detection may take (default 2500, five slot times; 0: no bound; a "
+            "slot cut short is tagged 'truncated'). "
+            "The keyword face mimo_receiver(algorithm, bandwidth_mhz, n_tx, n_rx, "
             "modulation, cell_id, backend, soft_output, **params) builds the config "
             "(gnuradio.mimodet.api). ValueError for an invalid configuration.")
         .def("time_domain",

@@ -13,9 +13,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "detect/psd/psd_params.h" // the PSD parameter sets, bound read-only below
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
-#include <psd_params.h> // lib/core: the PSD parameter sets, bound read-only below
 #include <stdexcept>
 #include <string>
 

@@ -1,0 +1,109 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Owned device and pinned host memory for the CUDA detectors: buffers only grow (with
+// headroom), so a detector allocates on its first calls and then never again.
+
+#ifndef INCLUDED_MIMODET_CUDA_MEMORY_H
+#define INCLUDED_MIMODET_CUDA_MEMORY_H
+
+#include "cuda/common/cuda_check.h"
+#include <algorithm>
+#include <cstddef>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+//! Device memory that only grows (contents are not kept across growth).
+template <typename T>
+class device_buffer
+{
+public:
+    device_buffer() = default;
+    device_buffer(const device_buffer&) = delete;
+    device_buffer& operator=(const device_buffer&) = delete;
+    ~device_buffer() { release(); }
+    void reserve(size_t n)
+    {
+        if (n <= d_cap)
+            return;
+        release();
+        const size_t cap = std::max(n, d_cap + d_cap / 2); // headroom for creeping sizes
+        MIMODET_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d_ptr), cap * sizeof(T)));
+        d_cap = cap;
+    }
+    T* get() const { return d_ptr; }
+    size_t capacity() const { return d_cap; }
+
+private:
+    void release()
+    {
+        if (d_ptr)
+            (void)cudaFree(d_ptr); // destructor path: nothing sensible to do on error
+        d_ptr = nullptr;
+        d_cap = 0;
+    }
+    T* d_ptr = nullptr;
+    size_t d_cap = 0;
+};
+
+//! Page-locked host staging memory (asynchronous copies need it), grown like above.
+template <typename T>
+class pinned_buffer
+{
+public:
+    pinned_buffer() = default;
+    pinned_buffer(const pinned_buffer&) = delete;
+    pinned_buffer& operator=(const pinned_buffer&) = delete;
+    ~pinned_buffer() { release(); }
+    void reserve(size_t n)
+    {
+        if (n <= d_cap)
+            return;
+        release();
+        const size_t cap = std::max(n, d_cap + d_cap / 2);
+        MIMODET_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&d_ptr), cap * sizeof(T)));
+        d_cap = cap;
+    }
+    T* get() const { return d_ptr; }
+
+private:
+    void release()
+    {
+        if (d_ptr)
+            (void)cudaFreeHost(d_ptr);
+        d_ptr = nullptr;
+        d_cap = 0;
+    }
+    T* d_ptr = nullptr;
+    size_t d_cap = 0;
+};
+
+//! Makes `device` current for a scope and restores the caller's device afterwards.
+class device_guard
+{
+public:
+    explicit device_guard(int device)
+    {
+        MIMODET_CUDA_CHECK(cudaGetDevice(&d_prev));
+        if (d_prev != device)
+            MIMODET_CUDA_CHECK(cudaSetDevice(device));
+    }
+    ~device_guard() { (void)cudaSetDevice(d_prev); }
+    device_guard(const device_guard&) = delete;
+    device_guard& operator=(const device_guard&) = delete;
+
+private:
+    int d_prev = 0;
+};
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif

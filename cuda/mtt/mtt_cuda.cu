@@ -1,0 +1,363 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// CUDA multi-pass trellis traversal (journal paper, GPU section): the (sorted) QR and
+// 1/R(p,p) run once per channel matrix (one thread per matrix, qr_device.cuh), then
+// every received vector gets Q = 2^q threads, one per trellis vertex, and a block holds
+// several vectors (256 threads: 64 QPSK, 16 16QAM or 4 64QAM vectors).
+//
+// Per stage t (position p = n_tx-1-t of R), thread v is
+//   - path v of the reduced survivors: it leaves its metric and residual in shared
+//     memory, then extends its path to the last stage with one slicer decision per
+//     position (the best outgoing edge, Eqs. 10-11): its path of candidate list L_t;
+//   - vertex v of stage t+1: after a barrier it evaluates the Q edges into it from the
+//     survivors' metrics and residuals (the edge reduction, Eq. 9) and builds its new
+//     survivor's residual from the winning path's.
+// The list metrics go to shared memory; 2q columns (bit, hypothesis) of them are
+// scanned in pieces by up to M threads and reduced with warp shuffles into the per-bit
+// minima, from which the antenna's LLRs are written at its transmit index.
+//
+// No Q x Q weight matrix between two stages is kept in shared memory (it would take
+// 33 kB per 64QAM vector, one vector per block, for row minima that give the
+// extensions): the slicer finds the same edges from the residual alone, so the shared
+// memory per vector is a few kB and more vectors are in flight per SM (2.75x the
+// kernel throughput at 4x4 64QAM, measured on an H100).
+//
+// Everything is double precision and every arg-min keeps the first minimum, like the
+// CPU, so the paths are the CPU's and the LLRs differ by rounding only.
+
+#include "cuda/common/batch_detector.h"
+#include "cuda/common/qr_device.cuh"
+#include "cuda/mtt/mtt_cuda.h"
+#include "cuda/mtt/mtt_device.cuh"
+#include "detect/fsd/fsd_common.h"
+#include "detect/mtt/mtt_common.h"
+#include <climits>
+#include <stdexcept>
+#include <string>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+namespace {
+
+constexpr int k_mtt_threads = 256; // threads per detection block
+// Threads (= matrices) per preprocessing block: small, so that the matrices spread over
+// every SM.
+constexpr int k_mtt_prep_threads = 32;
+
+/*!
+ * One thread per channel matrix: the sorted or the plain QR (qr_device.cuh; per-matrix
+ * strides n_tx*n_rx for Qc, n_tx^2 for R, k_max_ant for perm) and 1/R(p,p) for the
+ * extension slicer (n_tx per matrix, sic_inverse: the FSD's rule).
+ */
+template <int NT_C, int NR_C> // compile-time sizes or 0 (qr_device.cuh)
+__global__ void __launch_bounds__(k_mtt_prep_threads)
+    mtt_preprocess_kernel(const float2* __restrict__ H,
+                          int n_mat,
+                          int nr,
+                          int nt,
+                          bool sorted,
+                          double2* __restrict__ Qc,
+                          double2* __restrict__ R,
+                          double* __restrict__ inv_diag,
+                          unsigned char* __restrict__ perm)
+{
+    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m >= n_mat)
+        return;
+    if (NT_C) {
+        nt = NT_C;
+        nr = NR_C;
+    }
+    const size_t mm = static_cast<size_t>(m);
+    const float2* hm = H + mm * nr * nt;
+    double2* ro = R + mm * nt * nt;
+    if (sorted)
+        qr_sorted_one<NT_C, NR_C>(hm, nr, nt, Qc + mm * nt * nr, ro, perm + mm * k_max_ant);
+    else
+        qr_plain_one<NT_C, NR_C>(hm, nr, nt, Qc + mm * nt * nr, ro, perm + mm * k_max_ant);
+    double scale = 0.0;
+    for (int i = 0; i < nt * nt; ++i)
+        scale = fmax(scale, hypot(ro[i].x, ro[i].y));
+    for (int k = 0; k < nt; ++k)
+        inv_diag[mm * nt + k] = sic_inverse(ro[k * nt + k].x, scale);
+}
+
+//! Shared memory of one vector: the survivors' metrics M, two list-metric buffers of M
+//! (alternating stages, so one barrier per stage protects them), the survivors'
+//! residuals M x rows, y' = Q^H y and 1/R(p,p).
+size_t mtt_shared_per_vector(int nt, int M)
+{
+    const int rows = nt > 1 ? nt - 1 : 1;
+    return sizeof(double) * (3 * static_cast<size_t>(M) + nt) +
+           sizeof(double2) * (static_cast<size_t>(M) * rows + nt);
+}
+
+/*!
+ * Block = vpb vectors x M threads (M = 2^q). Dynamic shared memory, per block:
+ * s_d [vpb][M], s_l [vpb][2][M], s_inv [vpb][NT] (double), then s_res [vpb][M][rows],
+ * s_z [vpb][NT] (double2). NT is a template argument so that the residuals of a thread
+ * stay in registers (all stage loops unroll).
+ */
+template <int NT>
+__global__ void __launch_bounds__(k_mtt_threads)
+    mtt_detect_kernel(const float2* __restrict__ y,
+                      const double2* __restrict__ Qc,
+                      const double2* __restrict__ R,
+                      const double* __restrict__ inv_diag,
+                      const unsigned char* __restrict__ perm,
+                      const float* __restrict__ noise_var,
+                      int n_vec,
+                      const __grid_constant__ segment_map map,
+                      int nr,
+                      int q,
+                      int vpb,
+                      float clip,
+                      float* __restrict__ llr)
+{
+    constexpr int RR = mtt_rows<NT>::value;
+    extern __shared__ double s_mem[];
+    const int M = 1 << q;
+    double* const s_d_all = s_mem;
+    double* const s_l_all = s_d_all + vpb * M;
+    double* const s_inv_all = s_l_all + vpb * 2 * M;
+    // (3 M + NT) doubles per vector: an odd count only if NT is odd and vpb is odd;
+    // round up so that the double2 part stays 16-byte aligned.
+    const int n_dbl = (vpb * (3 * M + NT) + 1) & ~1;
+    double2* const s_res_all = reinterpret_cast<double2*>(s_d_all + n_dbl);
+    double2* const s_z_all = s_res_all + vpb * M * RR;
+
+    const long long vbase = static_cast<long long>(blockIdx.x) * vpb;
+
+    // y' = Q^H y and 1/R(p,p), one entry per thread.
+    for (int idx = threadIdx.x; idx < vpb * NT; idx += blockDim.x) {
+        const int lv = idx / NT, k = idx % NT;
+        const long long gv = vbase + lv;
+        double2 acc = make_double2(0.0, 0.0);
+        double inv = 0.0;
+        if (gv < n_vec) {
+            const long long m = map.matrix_of(gv);
+            acc = rotate_entry(Qc + (m * NT + k) * nr, y + gv * nr, nr);
+            inv = inv_diag[m * NT + k];
+        }
+        s_z_all[idx] = acc;
+        s_inv_all[idx] = inv;
+    }
+    __syncthreads();
+
+    // Threads of a vector past the end still run (with matrix 0 and y' = 0): they take
+    // part in the barriers, and write nothing.
+    const int lv = threadIdx.x >> q;
+    const int v = threadIdx.x & (M - 1);
+    const long long gv = vbase + lv;
+    const bool valid = gv < n_vec;
+    const long long m = valid ? map.matrix_of(gv) : 0;
+    const double2* const Rm = R + m * NT * NT;
+    const double2* const pts = c_points + points_offset(q);
+    const double* const pam = c_pam + pam_offset(q);
+    const double2* const z = s_z_all + lv * NT;
+    const double* const inv = s_inv_all + lv * NT;
+    double* const s_d = s_d_all + lv * M;
+    double* const s_l = s_l_all + lv * 2 * M;
+    double2* const s_res = s_res_all + lv * M * RR;
+    const double inv_nv = valid ? 1.0 / static_cast<double>(noise_var[m]) : 0.0;
+    const unsigned char* const pm = perm + m * k_max_ant;
+    const int chunks = mtt_bit_chunks(q);
+    const int per_chunk = (M / 2) / chunks;
+
+    // Stage 0: one edge from the root per vertex; every vertex keeps its single path.
+    double2 res[NT]; // residual of the survivor through vertex v (rows < position)
+    double d = mtt_root<NT>(z, Rm, pts[v], res);
+
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+        const int p = NT - 1 - t;
+        double list_d = d; // the last stage's list is the reduced survivors
+        if (t < NT - 1) {
+            const int pn = p - 1;
+            // Survivor v's metric and residual rows 0..pn, for the reduction.
+            s_d[v] = d;
+#pragma unroll
+            for (int r = 0; r < RR; ++r)
+                if (r <= pn)
+                    s_res[v * RR + r] = res[r];
+
+            // L_t's path through vertex v: survivor v extended to the last stage.
+            double2 ext[NT];
+#pragma unroll
+            for (int r = 0; r < NT; ++r)
+                ext[r] = res[r];
+            double ext_d = d;
+#pragma unroll
+            for (int ps = pn; ps >= 0; --ps)
+                ext_d += mtt_extend_step<NT>(ext, Rm, ps, inv[ps], pts, pam, q);
+            list_d = ext_d;
+            __syncthreads();
+
+            // Vertex v of position pn: the edge reduction, then its survivor's residual.
+            int k_arg;
+            d = mtt_reduce(s_d, s_res + pn, RR, Rm[pn * NT + pn], pts[v], M, k_arg);
+            double2 from[NT];
+#pragma unroll
+            for (int r = 0; r < NT; ++r)
+                if (r < pn)
+                    from[r] = s_res[k_arg * RR + r];
+            mtt_cancel<NT>(from, Rm, pn, pts[v], res);
+        }
+
+        // Per-bit minima over L_t (split as mtt_bit_chunks says), reduced over the
+        // pieces of a column with warp shuffles; the column's first thread pairs them
+        // with the other hypothesis's and writes the antenna's LLR at its transmit
+        // index. The two s_l buffers alternate, so the writes of stage t+1 cannot
+        // overtake the reads of stage t; the survivors' buffers are rewritten only after
+        // this barrier, when every reduction of stage t has read them.
+        double* const sl = s_l + (t & 1) * M;
+        sl[v] = list_d;
+        __syncthreads();
+        const int col = v / chunks, piece = v % chunks;
+        double part = INFINITY;
+        if (col < 2 * q)
+            part = mtt_bit_partial(sl, q, col >> 1, col & 1, piece * per_chunk, per_chunk);
+        // Every thread of the block takes part in the shuffles (full mask).
+        for (int o = 1; o < chunks; o <<= 1) {
+            const double x = __shfl_xor_sync(0xffffffffu, part, o);
+            part = x < part ? x : part;
+        }
+        const double other = __shfl_xor_sync(0xffffffffu, part, chunks); // column c ^ 1
+        if (valid && col < 2 * q && (col & 1) == 0 && piece == 0)
+            llr[(gv * NT + pm[p]) * q + (col >> 1)] = maxlog_llr(part, other, inv_nv, clip);
+    }
+}
+
+// ---------------------------------------------------------------- detector
+
+class mtt_cuda_detector : public cuda_batch_detector
+{
+public:
+    mtt_cuda_detector(const detector_config& cfg, const mtt::params& p)
+        : cuda_batch_detector(cfg, true), d_params(p)
+    {
+        upload_tables(device());
+        const int q = static_cast<int>(cfg.mod);
+        const int M = 1 << q;
+        // Vectors per block: as many as the thread and shared-memory limits allow, a
+        // power of two (the factory made sure that one vector fits).
+        d_vpb = k_mtt_threads / M;
+        d_shared = d_vpb * mtt_shared_per_vector(cfg.n_tx, M) + sizeof(double);
+        d_stats.evaluated = mtt::edge_weights_per_vector(cfg.n_tx, M);
+        d_stats.expanded = mtt::vertex_expansions_per_vector(cfg.n_tx, M);
+    }
+
+protected:
+    void reserve_scratch(size_t n_mat, size_t n_vec) override
+    {
+        (void)n_vec;
+        const size_t nr = d_cfg.n_rx, nt = d_cfg.n_tx;
+        d_Q.reserve(n_mat * nr * nt);
+        d_R.reserve(n_mat * nt * nt);
+        d_inv.reserve(n_mat * nt);
+        d_perm.reserve(n_mat * k_max_ant);
+    }
+
+    void launch(cudaStream_t s, const chunk& c) override
+    {
+        const int nr = d_cfg.n_rx, nt = d_cfg.n_tx;
+        if (c.n_vec > static_cast<size_t>(INT_MAX) ||
+            c.n_mat > static_cast<size_t>(INT_MAX))
+            throw std::invalid_argument("mimodet: mtt cuda: chunk too large");
+        double2* Q = d_Q.get() + c.m0 * nr * nt;
+        double2* R = d_R.get() + c.m0 * nt * nt;
+        unsigned char* perm = d_perm.get() + c.m0 * k_max_ant;
+        double* inv = d_inv.get() + c.m0 * nt;
+        const unsigned prep_blocks = static_cast<unsigned>(
+            (c.n_mat + k_mtt_prep_threads - 1) / k_mtt_prep_threads);
+        dispatch_prep_shape(nt, nr, [&](auto nt_c, auto nr_c) {
+            mtt_preprocess_kernel<decltype(nt_c)::value, decltype(nr_c)::value>
+                <<<prep_blocks, k_mtt_prep_threads, 0, s>>>(c.H,
+                                                            static_cast<int>(c.n_mat),
+                                                            nr,
+                                                            nt,
+                                                            d_params.sorted_qr,
+                                                            Q,
+                                                            R,
+                                                            inv,
+                                                            perm);
+        });
+        MIMODET_CUDA_CHECK_LAUNCH();
+        const unsigned blocks = static_cast<unsigned>((c.n_vec + d_vpb - 1) / d_vpb);
+        dispatch_nt(nt, "mtt", [&](auto nt_c) {
+            launch_nt<decltype(nt_c)::value>(blocks, s, c, Q, R, inv, perm);
+        });
+    }
+
+    vector_stats host_stats() const override { return d_stats; }
+
+private:
+    template <int NT>
+    void launch_nt(unsigned blocks,
+                   cudaStream_t s,
+                   const chunk& c,
+                   const double2* Q,
+                   const double2* R,
+                   const double* inv,
+                   const unsigned char* perm)
+    {
+        const int q = static_cast<int>(d_cfg.mod);
+        const unsigned threads = static_cast<unsigned>(d_vpb << q); // k_mtt_threads
+        mtt_detect_kernel<NT><<<blocks, threads, d_shared, s>>>(c.y,
+                                                                Q,
+                                                                R,
+                                                                inv,
+                                                                perm,
+                                                                c.noise_var,
+                                                                static_cast<int>(c.n_vec),
+                                                                c.map,
+                                                                d_cfg.n_rx,
+                                                                q,
+                                                                d_vpb,
+                                                                d_cfg.llr_clip,
+                                                                c.llr);
+        MIMODET_CUDA_CHECK_LAUNCH();
+    }
+
+    const mtt::params d_params;
+    vector_stats d_stats;
+    int d_vpb = 1;
+    size_t d_shared = 0;
+    device_buffer<double2> d_Q, d_R;
+    device_buffer<double> d_inv;
+    device_buffer<unsigned char> d_perm;
+};
+
+} // namespace
+
+detector::sptr make_mtt_cuda_detector(const detector_config& cfg)
+{
+    // One place for the MTT rules (n_tx, order, sorted_qr default).
+    const mtt::params p = mtt::resolve_params(cfg);
+    std::string why;
+    if (cfg.n_tx < 1 || cfg.n_tx > k_max_ant)
+        why = "1 to " + std::to_string(k_max_ant) + " transmit antennas, got " +
+              std::to_string(cfg.n_tx);
+    else if (cfg.n_rx < cfg.n_tx || cfg.n_rx > k_max_ant)
+        why = "n_tx to " + std::to_string(k_max_ant) + " receive antennas, got " +
+              std::to_string(cfg.n_rx);
+    else if (cfg.mod != modulation::qpsk && cfg.mod != modulation::qam16 &&
+             cfg.mod != modulation::qam64)
+        why = "QPSK, 16QAM and 64QAM only";
+    if (!why.empty()) {
+        throw cuda_unsupported("mimodet: mtt on CUDA supports " + why +
+                                    " (use backend 'cpu' or 'auto')");
+    }
+    return std::make_shared<mtt_cuda_detector>(cfg, p);
+}
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr

@@ -1,0 +1,865 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Slightly longer than the project's 800-line guide: the first-pass, wave and decision
+// kernels share the task and per-vector structures and the step machine's
+// instantiations, which keeps them in one translation unit.
+//
+// CUDA PSD for the depth-first parameter set (lvl = N+1, N, ..., 1, exp all 1): the
+// Schnorr-Euchner search of lib/detect/psd/psd_se.h, the CPU PSD's code and arithmetic,
+// so the decisions equal the CPU's. Kernels per chunk, after the PSD's preprocessing
+// (QR):
+//
+//  first pass (psd_se_first_kernel): one vector per thread. A persistent grid; each
+//    thread advances its vector one search step per loop iteration and takes the next
+//    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
+//    whatever the node counts. Nearly every vector ends here, with the CPU's node counts.
+//    One still running after k_se_first_nodes expanded nodes is queued: its best leaf so
+//    far bounds the rest of its search, and its subtrees one row down become tasks.
+//  waves (psd_se_wave_kernel, one launch per depth): tasks are subtree searches, one per
+//    thread, in the same one-step-per-iteration loop, pruning with their own radius and
+//    with the vector's bound, which every task lowers (atomicMin) when it finds a better
+//    leaf. A task still running after k_se_task_nodes nodes hands its subtrees one row
+//    further down to the next wave. A near-singular channel, whose search can expand
+//    10^5-10^6 nodes, so spreads over the whole GPU within a few waves instead of
+//    holding one thread (and the launch) for milliseconds.
+//  decision (psd_se_write_kernel): every task offers its best leaf with its position in
+//    the sequential visiting order (psd_se_leaf_key) to its vector, which keeps the leaf
+//    of least metric, the first in that order among equals (a per-vector lock): the
+//    sequential search's decision, ties included. The node counts of a queued vector
+//    are the work its tasks did, which depends on the schedule.
+//
+// Deadline (cfg.psd_deadline_us > 0), as the other PSD kernels: from the call's first
+// block (%globaltimer), each thread reads the timer at its vector's start and every
+// k_se_check_evals path metrics. A vector running when the deadline is seen to pass ends
+// with its best leaf (flagged if candidates inside the sphere were left) or, without one,
+// the SIC point (psd_sic); every vector the thread takes after that gets the SIC point,
+// flagged. Tasks stop the same way; a queued vector with a stopped or skipped task is
+// flagged and gets the best leaf its tasks found.
+//
+// Node budget (psd_node_budget; L.node_budget, 0: none): a first-pass search stops at
+// the budget as the CPU's does (the same count, the same flagged best leaf). A spread
+// search counts its tasks' path metrics together in its se_vector (each task adds its
+// progress every k_se_bound_refresh steps); a task that sees the total reach the budget
+// stops as at the deadline, and tasks that start after that are skipped (the vector
+// flagged). The total is that of the parallel search, so where the budget ends a spread
+// search the best leaf may differ from the CPU's; both are flagged.
+
+#include "cuda/common/batch_detector.h"
+#include "cuda/common/device_math.cuh"
+#include "cuda/psd/psd_cuda.h"
+#include "cuda/psd/psd_device.cuh"
+#include "detect/backend.h"
+#include "detect/psd/psd_common.h"
+#include "detect/psd/psd_params.h"
+#include "detect/psd/psd_se.h"
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+namespace {
+
+constexpr int k_se_threads = 64; //!< threads per block of every kernel
+//! Deadline: path metrics of a thread between two timer reads.
+constexpr uint32_t k_se_check_evals = 512;
+//! Nodes a vector may expand in the first pass before its search is spread: enough that
+//! most vectors end there, few enough that no thread holds its warp long.
+constexpr uint32_t k_se_first_nodes = 128;
+//! Nodes a task may expand before it hands its subtrees on.
+constexpr uint32_t k_se_task_nodes = 128;
+//! Rows a task's subtrees reach below its root: one row (|Omega| subtrees) spreads a
+//! search with the fewest restarts; a long one is split again in the next wave.
+constexpr int k_se_split_rows = 1;
+//! Tasks a wave holds per stream: at least this many, and |Omega| per vector of the batch
+//! (every vector of a chunk can spread into |Omega| tasks). When full, a task runs to its
+//! end instead of splitting (slow, never wrong).
+constexpr size_t k_se_min_task_capacity = size_t(1) << 15;
+//! Steps between two reads of the vector's shared bound.
+constexpr uint32_t k_se_bound_refresh = 16;
+
+//! What the kernels need to know of the system, computed once on the host.
+struct psd_se_layout {
+    int nt, nrx, N, P, q, log2P;
+    int waves;       //!< wave launches: task depths first_depth, first_depth + 1, .. N-1
+    int first_depth; //!< depth of the first pass's tasks
+    double inv_scale; //!< 1 / the constellation's scale
+    uint32_t node_budget; //!< path metrics per vector; 0: none
+    double value[8];  //!< PAM levels, increasing
+    int label[8];    //!< PAM label of value[j]
+};
+
+//! A queued vector's shared state (indexed by the chunk's vector).
+struct se_vector {
+    unsigned long long bound; //!< least leaf metric found (double bits, metrics >= 0)
+    unsigned long long key;   //!< order key of the leaf kept
+    double metric;            //!< its metric
+    uint32_t expanded, evaluated, truncated;
+    unsigned int lock;           //!< guards key, metric, best
+    uint8_t best[k_psd_max_n]; //!< the leaf kept
+};
+
+//! A subtree search: rows N-1 .. N-depth fixed to prefix (row N-1 first).
+struct se_task {
+    int v, depth;
+    double metric;          //!< the prefix's path metric
+    unsigned long long key; //!< the prefix's ranks (psd_se_leaf_key's packing)
+    uint8_t prefix[k_psd_max_n];
+};
+
+//! Device scratch of one stream's chunk.
+struct se_work {
+    se_vector* vec;      //!< [n_vec of the chunk]
+    int* queued;         //!< [n_vec]: vectors that left the first pass
+    se_task* tasks[2];   //!< wave w reads tasks[w & 1], writes tasks[(w + 1) & 1]
+    unsigned int* words; //!< counters, see se_word
+    unsigned int capacity; //!< entries of each task list
+};
+
+//! Counter words: the first pass's vector counter, the queue's length, then per wave its
+//! task count and its task counter.
+enum se_word : int { w_first = 0, w_queued = 1, w_wave0 = 2 };
+MIMODET_HD inline int se_wave_count(int w) { return w_wave0 + 2 * w; }
+MIMODET_HD inline int se_wave_next(int w) { return w_wave0 + 2 * w + 1; }
+constexpr int k_se_max_waves = psd_se_max_n;
+constexpr int k_se_words = w_wave0 + 2 * (k_se_max_waves + 1);
+
+/*!
+ * Each thread's copy of its matrix's R in shared memory, interleaved by thread (element e
+ * of thread t at [e k_se_threads + t]): the search reads a row of R per node, one
+ * dependent access after another, so their latency is the search's. NMAX = 16 would not
+ * fit: that instantiation reads R from global memory.
+ */
+template <int NMAX>
+struct se_R_cache {
+    static constexpr bool on = NMAX <= 8;
+    static constexpr int elems = on ? NMAX * NMAX * k_se_threads : 1;
+};
+
+/*!
+ * Points pb at vector v's problem: z (computed here) and matrix m's R, both in the
+ * thread's slices of shared memory (s_z: NMAX k_se_threads doubles), or, for NMAX = 16,
+ * R in global memory and z in shared memory at stride 1.
+ */
+template <int NMAX>
+__device__ inline void se_load(psd_se_problem& pb,
+                               const psd_se_layout& L,
+                               const double* R,
+                               const double* Qt,
+                               const float2* y,
+                               size_t m,
+                               int v,
+                               double* s_R,
+                               double* s_z)
+{
+    // Loops to compile-time bounds with guards: every load is issued before the first is
+    // used, so a vector's set-up costs about one memory latency, not one per element.
+    constexpr int MR = k_max_ant; // receive antennas at most
+    const int N = pb.N, nrx = L.nrx, M = 2 * nrx;
+    const double* g = R + m * N * N;
+    const int stride = se_R_cache<NMAX>::on ? k_se_threads : 1;
+    double* z = se_R_cache<NMAX>::on ? s_z + threadIdx.x : s_z + threadIdx.x * NMAX;
+    const float2* yv = y + static_cast<size_t>(v) * nrx;
+    double yr[MR], yi[MR];
+    MIMODET_UNROLL
+    for (int i = 0; i < MR; ++i) {
+        const float2 e = i < nrx ? yv[i] : make_float2(0.f, 0.f);
+        yr[i] = e.x;
+        yi[i] = e.y;
+    }
+    const double* qt = Qt + m * N * M;
+    MIMODET_UNROLL
+    for (int k = 0; k < NMAX; ++k) {
+        if (k >= N)
+            break;
+        // psd_rotate's order: z_k = sum_i (q_ki Re y_i + q_k,nrx+i Im y_i).
+        double acc = 0.0;
+        MIMODET_UNROLL
+        for (int i = 0; i < MR; ++i)
+            if (i < nrx)
+                acc = rn_add(acc,
+                             rn_add(rn_mul(qt[k * M + i], yr[i]), rn_mul(qt[k * M + nrx + i], yi[i])));
+        z[k * stride] = acc;
+    }
+    pb.z = z;
+    if constexpr (se_R_cache<NMAX>::on) {
+        MIMODET_UNROLL
+        for (int e = 0; e < NMAX * NMAX; ++e)
+            if (e < N * N)
+                s_R[e * k_se_threads + threadIdx.x] = g[e];
+        pb.R = s_R + threadIdx.x;
+        pb.rs = k_se_threads;
+    } else {
+        pb.R = g;
+        pb.rs = 1;
+    }
+}
+
+//! The thread's z of pb as a dense array (psd_sic's input).
+template <int NMAX>
+__device__ inline void se_z_dense(const psd_se_problem& pb, double* z)
+{
+    for (int k = 0; k < pb.N; ++k)
+        z[k] = pb.zk(k);
+}
+
+//! Copies a state's best leaf (constant indices: the state stays in registers).
+template <int NMAX>
+__device__ inline void se_copy(const uint8_t (&from)[NMAX], uint8_t* to, int N)
+{
+    MIMODET_UNROLL
+    for (int j = 0; j < NMAX; ++j)
+        if (j < N)
+            to[j] = from[j];
+}
+
+//! The thread's next item: first its own (the grid covers the first items without an
+//! atomic), then from the shared counter.
+__device__ inline int se_next_item(bool& first, unsigned int* counter)
+{
+    if (first) {
+        first = false;
+        return static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    }
+    return static_cast<int>(gridDim.x * blockDim.x + atomicAdd(counter, 1u));
+}
+
+/*!
+ * Offers a task's best leaf (metric, order key, best) to its vector: kept if it comes
+ * before the vector's leaf in (metric, key) order. A leaf above the vector's bound cannot
+ * win and skips the lock.
+ */
+__device__ inline void
+se_offer(se_vector& sv, double metric, unsigned long long key, const uint8_t* best, int N)
+{
+    if (metric > __longlong_as_double(static_cast<long long>(
+                     *reinterpret_cast<volatile unsigned long long*>(&sv.bound))))
+        return;
+    while (atomicCAS(&sv.lock, 0u, 1u) != 0u) {
+    }
+    __threadfence();
+    volatile se_vector& vv = sv;
+    if (metric < vv.metric || (metric == vv.metric && key < vv.key)) {
+        vv.metric = metric;
+        vv.key = key;
+        for (int k = 0; k < N; ++k)
+            vv.best[k] = best[k];
+    }
+    __threadfence();
+    atomicExch(&sv.lock, 0u);
+}
+
+__device__ inline unsigned long long se_bits(double m)
+{
+    return static_cast<unsigned long long>(__double_as_longlong(m));
+}
+__device__ inline double se_double(unsigned long long b)
+{
+    return __longlong_as_double(static_cast<long long>(b));
+}
+
+//! Deadline state of one thread.
+struct se_deadline {
+    unsigned long long at = 0; //!< 0: none
+    bool expired = false;
+    uint64_t next_check = 0; //!< read the timer when the thread's metrics reach this
+    uint64_t work = 0;       //!< metrics of the thread's finished searches
+
+    __device__ bool out_of_time(uint32_t evaluated)
+    {
+        if (at == 0)
+            return false;
+        if (expired)
+            return true;
+        const uint64_t w = work + evaluated;
+        if (w < next_check)
+            return false;
+        next_check = w + k_se_check_evals;
+        expired = psd_globaltimer() >= at;
+        return expired;
+    }
+};
+
+__device__ inline void se_start_deadline(se_deadline& D,
+                                         unsigned long long budget_ns,
+                                         unsigned long long* call_start,
+                                         unsigned long long& s_start)
+{
+    if (budget_ns != 0 && threadIdx.x == 0)
+        s_start = psd_call_start(call_start);
+    __syncthreads();
+    if (budget_ns != 0)
+        D.at = s_start + budget_ns;
+}
+
+__device__ inline void se_write(const psd_se_layout& L,
+                                const uint8_t* best,
+                                const uint8_t* perm,
+                                uint8_t* out,
+                                vector_stats* stats,
+                                uint32_t expanded,
+                                uint32_t evaluated,
+                                uint32_t truncated)
+{
+    psd_bits_of(L.N, L.nt, L.q, L.label, best, perm, out);
+    if (stats) {
+        vector_stats st;
+        st.expanded = expanded;
+        st.evaluated = evaluated;
+        st.truncated = truncated;
+        *stats = st;
+    }
+}
+
+/*!
+ * The subtrees `to` rows deep of the node at st's root (st just begun with psd_se_begin,
+ * prefix_key its ranks) whose metric is at most bound, in visiting order, as tasks of
+ * vector v. Counts them when out is null; otherwise writes them at out[0..). Uses and
+ * leaves st as scratch; its counts grow by the nodes expanded.
+ */
+template <int NMAX>
+__device__ int se_subtrees(const psd_se_problem& pb,
+                           psd_se_state<NMAX>& st,
+                           int log2P,
+                           int v,
+                           int to,
+                           unsigned long long prefix_key,
+                           double bound,
+                           se_task* out)
+{
+    const int N = pb.N, root = st.top, last = N - to;
+    int count = 0, k = root - 1;
+    while (k < root) {
+        int idx = 0;
+        double m = 0.0;
+        if (psd_se_next(pb, st, k, idx, m) && m <= bound) {
+            st.sym[k] = static_cast<uint8_t>(idx);
+            if (k > last) {
+                --k;
+                psd_se_start_level(pb, st, k, m);
+                continue;
+            }
+            if (out) {
+                se_task& t = out[count];
+                t.v = v;
+                t.depth = to;
+                t.metric = m;
+                unsigned long long key = prefix_key;
+                for (int j = last; j < root; ++j)
+                    key |= static_cast<unsigned long long>(st.hi[j] - st.lo[j] - 2)
+                           << (log2P * j);
+                t.key = key;
+                for (int j = 0; j < to; ++j)
+                    t.prefix[j] = st.sym[N - 1 - j];
+            }
+            ++count;
+        } else {
+            ++k;
+        }
+    }
+    return count;
+}
+
+//! Reserves n entries of a list of capacity entries (never past it); -1 when full.
+__device__ inline int se_reserve(unsigned int* count, int n, unsigned int capacity)
+{
+    unsigned int old = *reinterpret_cast<volatile unsigned int*>(count);
+    for (;;) {
+        if (old + static_cast<unsigned int>(n) > capacity)
+            return -1;
+        const unsigned int prev = atomicCAS(count, old, old + n);
+        if (prev == old)
+            return static_cast<int>(old);
+        old = prev;
+    }
+}
+
+/*!
+ * Spreads the rest of a search: the subtrees, `to` rows deep, of the root below rows
+ * top..N-1 (prefix, prefix_metric, prefix_key) become tasks of the list out (count: its
+ * length). False when the list is full (nothing written). st is scratch.
+ */
+template <int NMAX>
+__device__ bool se_spread(const psd_se_problem& pb,
+                          int log2P,
+                          int v,
+                          int top,
+                          const uint8_t* prefix,
+                          double prefix_metric,
+                          unsigned long long prefix_key,
+                          int to,
+                          double bound,
+                          se_task* out,
+                          unsigned int* count,
+                          unsigned int capacity,
+                          uint32_t& expanded,
+                          uint32_t& evaluated)
+{
+    // Count, reserve, then enumerate again into the reserved entries. A state of its own
+    // (rows indexed at run time), so that the caller's stays in registers.
+    psd_se_state<NMAX> st;
+    psd_se_begin(pb, st, top, prefix, prefix_metric, bound);
+    const int n = se_subtrees(pb, st, log2P, v, to, prefix_key, bound, nullptr);
+    expanded += st.expanded;
+    evaluated += st.evaluated;
+    if (n == 0)
+        return true;
+    const int at = se_reserve(count, n, capacity);
+    if (at < 0)
+        return false;
+    psd_se_begin(pb, st, top, prefix, prefix_metric, bound);
+    se_subtrees(pb, st, log2P, v, to, prefix_key, bound, out + at);
+    return true;
+}
+
+template <int NMAX>
+__global__ void __launch_bounds__(k_se_threads)
+    psd_se_first_kernel(const float2* __restrict__ y,
+                        const double* __restrict__ R,
+                        const double* __restrict__ Qt,
+                        const uint8_t* __restrict__ perm,
+                        const __grid_constant__ psd_se_layout L,
+                        int n_vec,
+                        const __grid_constant__ segment_map map,
+                        se_work W,
+                        uint8_t* __restrict__ bits,
+                        vector_stats* __restrict__ stats,
+                        uint32_t first_nodes,
+                        unsigned long long budget_ns,
+                        unsigned long long* __restrict__ call_start)
+{
+    __shared__ double s_value[8];
+    __shared__ unsigned long long s_start;
+    if (threadIdx.x < L.P)
+        s_value[threadIdx.x] = L.value[threadIdx.x];
+    se_deadline D;
+    se_start_deadline(D, budget_ns, call_start, s_start);
+
+    __shared__ double s_R[se_R_cache<NMAX>::elems];
+    __shared__ double s_z[NMAX * k_se_threads];
+    const int N = L.N, nb = L.nt * L.q;
+    psd_se_state<NMAX> st;
+    psd_se_problem pb{ nullptr, nullptr, s_value, L.inv_scale, N, L.P, 1 };
+    uint8_t out[NMAX]; // a decision handed to psd_bits_of
+    int v = -1;
+    size_t m = 0;
+    uint32_t limit = first_nodes;
+    unsigned long long best_key = 0;
+    bool first = true;
+    for (;;) {
+        if (v < 0) {
+            v = se_next_item(first, W.words + w_first);
+            if (v >= n_vec)
+                break;
+            m = static_cast<size_t>(map.matrix_of(v));
+            se_load<NMAX>(pb, L, R, Qt, y, m, v, s_R, s_z);
+            limit = first_nodes;
+            if (D.out_of_time(0)) {
+                // Started after the deadline: the SIC point, no search.
+                double z[NMAX];
+                se_z_dense<NMAX>(pb, z);
+                psd_sic(R + m * N * N, z, s_value, N, L.P, out);
+                se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
+                         stats ? stats + v : nullptr, 0, static_cast<uint32_t>(N), 1);
+                v = -1;
+                continue;
+            }
+            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
+            continue;
+        }
+        const bool over = L.node_budget != 0 && st.evaluated >= L.node_budget;
+        if (st.k > 0 && (over || D.out_of_time(st.evaluated))) {
+            uint32_t truncated = 1, evaluated = st.evaluated;
+            if (st.d2 < psd_se_inf()) {
+                truncated = psd_se_work_left(pb, st) ? 1 : 0;
+                se_copy<NMAX>(st.best, out, N);
+            } else {
+                double z[NMAX];
+                se_z_dense<NMAX>(pb, z);
+                psd_sic(R + m * N * N, z, s_value, N, L.P, out);
+                evaluated += static_cast<uint32_t>(N);
+            }
+            se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
+                     stats ? stats + v : nullptr, st.expanded, evaluated, truncated);
+            D.work += st.evaluated;
+            v = -1;
+            continue;
+        }
+        const double before = st.d2;
+        const bool running = psd_se_step<NMAX, true>(pb, st);
+        if (st.d2 < before)
+            best_key = psd_se_leaf_key(st, L.log2P, 0);
+        if (!running) {
+            se_copy<NMAX>(st.best, out, N);
+            se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
+                     stats ? stats + v : nullptr, st.expanded, st.evaluated, 0);
+            D.work += st.evaluated;
+            v = -1;
+            continue;
+        }
+        if (st.expanded < limit)
+            continue;
+        // Long search: spread it over tasks bounded by its best leaf (found: the first
+        // descent ends in a leaf within N expansions).
+        se_vector& sv = W.vec[v];
+        uint32_t expanded = st.expanded, evaluated = st.evaluated;
+        const double bound = st.d2;
+        sv.metric = bound;
+        sv.key = best_key;
+        sv.lock = 0;
+        se_copy<NMAX>(st.best, sv.best, N);
+        if (!se_spread<NMAX>(pb, L.log2P, v, N, nullptr, 0.0, 0ull, L.first_depth, bound,
+                             W.tasks[0], W.words + se_wave_count(0), W.capacity, expanded,
+                             evaluated)) {
+            // No room: this thread finishes the search itself.
+            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
+            st.expanded = expanded;
+            st.evaluated = evaluated;
+            limit = UINT32_MAX;
+            continue;
+        }
+        sv.bound = se_bits(bound);
+        sv.expanded = expanded;
+        sv.evaluated = evaluated;
+        sv.truncated = 0;
+        W.queued[atomicAdd(W.words + w_queued, 1u)] = v;
+        D.work += evaluated;
+        v = -1;
+    }
+}
+
+template <int NMAX>
+__global__ void __launch_bounds__(k_se_threads)
+    psd_se_wave_kernel(const float2* __restrict__ y,
+                       const double* __restrict__ R,
+                       const double* __restrict__ Qt,
+                       const __grid_constant__ psd_se_layout L,
+                       const __grid_constant__ segment_map map,
+                       se_work W,
+                       int wave,
+                       uint32_t task_nodes,
+                       unsigned long long budget_ns,
+                       unsigned long long* __restrict__ call_start)
+{
+    __shared__ double s_value[8];
+    __shared__ unsigned long long s_start;
+    if (threadIdx.x < L.P)
+        s_value[threadIdx.x] = L.value[threadIdx.x];
+    se_deadline D;
+    se_start_deadline(D, budget_ns, call_start, s_start);
+
+    const int N = L.N;
+    const int n_tasks = static_cast<int>(W.words[se_wave_count(wave)]);
+    if (n_tasks == 0)
+        return;
+    const se_task* tasks = W.tasks[wave & 1];
+    const bool can_split = wave + 1 < L.waves;
+    se_task* out = W.tasks[(wave + 1) & 1];
+    unsigned int* out_count = W.words + se_wave_count(wave + 1);
+    __shared__ double s_R[se_R_cache<NMAX>::elems];
+    __shared__ double s_z[NMAX * k_se_threads];
+    psd_se_state<NMAX> st;
+    psd_se_problem pb{ nullptr, nullptr, s_value, L.inv_scale, N, L.P, 1 };
+    int t = -1;
+    bool first = true;
+    se_task task;
+    uint32_t limit = 0, since_refresh = 0;
+    uint32_t flushed = 0; //!< the task's metrics already added to its vector's count
+    bool over = false;    //!< the vector's node budget is spent
+    unsigned long long best_key = 0;
+    for (;;) {
+        if (t < 0) {
+            t = se_next_item(first, W.words + se_wave_next(wave));
+            if (t >= n_tasks)
+                break;
+            task = tasks[t];
+            se_vector& sv = W.vec[task.v];
+            const bool spent =
+                L.node_budget != 0 &&
+                *reinterpret_cast<volatile uint32_t*>(&sv.evaluated) >= L.node_budget;
+            if (spent || D.out_of_time(0)) {
+                atomicOr(&sv.truncated, 1u); // a subtree left unsearched
+                t = -1;
+                continue;
+            }
+            const size_t m = static_cast<size_t>(map.matrix_of(task.v));
+            se_load<NMAX>(pb, L, R, Qt, y, m, task.v, s_R, s_z);
+            psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric,
+                                     se_double(sv.bound));
+            limit = can_split ? task_nodes : UINT32_MAX;
+            since_refresh = 0;
+            flushed = 0;
+            over = false;
+            continue;
+        }
+        se_vector& sv = W.vec[task.v];
+        bool done = false;
+        if (st.k > 0 && (over || D.out_of_time(st.evaluated))) {
+            if (psd_se_work_left(pb, st))
+                atomicOr(&sv.truncated, 1u);
+            done = true;
+        } else {
+            const double before = st.d2;
+            done = !psd_se_step<NMAX, true>(pb, st);
+            if (st.d2 < before) {
+                best_key = psd_se_leaf_key(st, L.log2P, task.key);
+                atomicMin(&sv.bound, se_bits(st.d2));
+            }
+            if (++since_refresh == k_se_bound_refresh) {
+                since_refresh = 0;
+                const double g = se_double(*reinterpret_cast<volatile unsigned long long*>(&sv.bound));
+                st.bound = g < st.bound ? g : st.bound;
+                if (L.node_budget != 0) {
+                    // The vector's total so far: the first pass, the spreads and every
+                    // task's progress.
+                    const uint32_t delta = st.evaluated - flushed;
+                    flushed = st.evaluated;
+                    over = atomicAdd(&sv.evaluated, delta) + delta >= L.node_budget;
+                }
+            }
+        }
+        uint32_t expanded = st.expanded, evaluated = st.evaluated;
+        const double found = st.d2;
+        if (!done && st.expanded >= limit) {
+            // Hand the subtrees on. The leaf found so far is recorded below (its subtree
+            // may find it again: the same leaf, the same decision).
+            const double bound = se_double(sv.bound);
+            const int to = min(task.depth + k_se_split_rows, N - 1);
+            if (!se_spread<NMAX>(pb, L.log2P, task.v, N - task.depth, task.prefix, task.metric,
+                                 task.key, to, bound, out, out_count, W.capacity, expanded,
+                                 evaluated)) {
+                // No room: this thread searches the subtree to its end, keeping its best.
+                uint8_t best[NMAX];
+                MIMODET_UNROLL
+                for (int k = 0; k < NMAX; ++k)
+                    best[k] = st.best[k];
+                psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric, bound);
+                st.expanded = expanded;
+                st.evaluated = evaluated;
+                MIMODET_UNROLL
+                for (int k = 0; k < NMAX; ++k)
+                    st.best[k] = best[k];
+                st.d2 = found;
+                limit = UINT32_MAX;
+                continue;
+            }
+            done = true;
+        }
+        if (!done)
+            continue;
+        if (found < psd_se_inf()) {
+            uint8_t best[NMAX];
+            se_copy<NMAX>(st.best, best, N);
+            se_offer(sv, found, best_key, best, N);
+        }
+        atomicAdd(&sv.expanded, expanded);
+        atomicAdd(&sv.evaluated, evaluated - flushed);
+        D.work += evaluated;
+        t = -1;
+    }
+}
+
+//! A queued vector's decision and counts.
+__global__ void __launch_bounds__(k_se_threads)
+    psd_se_write_kernel(const uint8_t* __restrict__ perm,
+                        const __grid_constant__ psd_se_layout L,
+                        const __grid_constant__ segment_map map,
+                        se_work W,
+                        uint8_t* __restrict__ bits,
+                        vector_stats* __restrict__ stats)
+{
+    const unsigned int n_q = W.words[w_queued];
+    const int nb = L.nt * L.q;
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_q;
+         i += gridDim.x * blockDim.x) {
+        const int v = W.queued[i];
+        const se_vector& sv = W.vec[v];
+        const size_t m = static_cast<size_t>(map.matrix_of(v));
+        se_write(L, sv.best, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
+                 stats ? stats + v : nullptr, sv.expanded, sv.evaluated, sv.truncated);
+    }
+}
+
+using se_first_fn = decltype(&psd_se_first_kernel<psd_se_max_n>);
+using se_wave_fn = decltype(&psd_se_wave_kernel<psd_se_max_n>);
+
+struct se_kernels {
+    se_first_fn first;
+    se_wave_fn wave;
+};
+
+//! The instantiation for N real levels: small state for 2 and 4 antennas.
+se_kernels se_pick(int N)
+{
+    if (N <= 4)
+        return { psd_se_first_kernel<4>, psd_se_wave_kernel<4> };
+    if (N <= 8)
+        return { psd_se_first_kernel<8>, psd_se_wave_kernel<8> };
+    return { psd_se_first_kernel<psd_se_max_n>, psd_se_wave_kernel<psd_se_max_n> };
+}
+
+class psd_se_cuda_detector : public cuda_batch_detector
+{
+public:
+    psd_se_cuda_detector(const detector_config& cfg, const psd_se_layout& L, se_kernels k)
+        : cuda_batch_detector(cfg, false),
+          d_L(L),
+          d_k(k),
+          d_sorted(psd_uses_sorted_qr(cfg.sorted_qr, psd_cpu_tuned(cfg.n_tx))),
+          d_clock(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us)))
+    {
+        int dev = 0;
+        MIMODET_CUDA_CHECK(cudaGetDevice(&dev));
+        cudaDeviceProp prop;
+        MIMODET_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+        int per_sm = 0;
+        MIMODET_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, d_k.first, k_se_threads, 0));
+        d_grid = static_cast<size_t>(std::max(per_sm, 1)) * prop.multiProcessorCount;
+
+        d_sms = prop.multiProcessorCount;
+        d_words.reserve(static_cast<size_t>(k_streams_max) * k_se_words);
+    }
+
+protected:
+    void reserve_scratch(size_t n_mat, size_t n_vec) override
+    {
+        const size_t N = d_L.N, M = 2 * d_L.nrx;
+        d_R.reserve(n_mat * N * N);
+        d_Qt.reserve(n_mat * N * M);
+        d_perm.reserve(n_mat * k_psd_max_n);
+        d_vec.reserve(std::max<size_t>(n_vec, 1));
+        d_queued.reserve(std::max<size_t>(n_vec, 1));
+        // Chunks hold at most the whole batch.
+        d_capacity = std::max(d_capacity,
+                              std::max(k_se_min_task_capacity, static_cast<size_t>(d_L.P) * n_vec));
+        for (int i = 0; i < d_slots; ++i)
+            reserve_tasks(i);
+    }
+
+    void launch(cudaStream_t s, const chunk& c) override
+    {
+        if (c.n_vec > static_cast<size_t>(INT_MAX) - d_grid * k_se_threads)
+            throw std::invalid_argument("mimodet: psd cuda: chunk too large");
+        const size_t N = d_L.N, M = 2 * d_L.nrx;
+        double* R = d_R.get() + c.m0 * N * N;
+        double* Qt = d_Qt.get() + c.m0 * N * M;
+        uint8_t* perm = d_perm.get() + c.m0 * k_psd_max_n;
+        launch_psd_preprocess(
+            s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm);
+        MIMODET_CUDA_CHECK_LAUNCH();
+        // Per stream: counters and task lists. Launches on a stream run in order, so
+        // resetting them on the stream before each chunk is safe while other streams run.
+        const int slot = stream_slot(s);
+        se_work W;
+        W.vec = d_vec.get() + c.v0;
+        W.queued = d_queued.get() + c.v0;
+        W.tasks[0] = d_tasks[slot][0].get();
+        W.tasks[1] = d_tasks[slot][1].get();
+        W.words = d_words.get() + static_cast<size_t>(slot) * k_se_words;
+        W.capacity = static_cast<unsigned int>(d_capacity);
+        MIMODET_CUDA_CHECK(cudaMemsetAsync(W.words, 0, k_se_words * sizeof(unsigned int), s));
+        d_clock.arm(s, c.m0 == 0);
+        const unsigned first_grid = static_cast<unsigned>(
+            std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_grid));
+        d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y, R, Qt, perm, d_L,
+                                                      static_cast<int>(c.n_vec), c.map, W,
+                                                      c.bits, c.stats, k_se_first_nodes,
+                                                      d_clock.budget_ns(), d_clock.start());
+        MIMODET_CUDA_CHECK_LAUNCH();
+        for (int w = 0; w < d_L.waves; ++w) {
+            d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
+                c.y, R, Qt, d_L, c.map, W, w, k_se_task_nodes, d_clock.budget_ns(), d_clock.start());
+            MIMODET_CUDA_CHECK_LAUNCH();
+        }
+        const unsigned small = static_cast<unsigned>(d_sms);
+        psd_se_write_kernel<<<small, k_se_threads, 0, s>>>(perm, d_L, c.map, W, c.bits, c.stats);
+        MIMODET_CUDA_CHECK_LAUNCH();
+    }
+
+    bool kernels_write_stats() const override { return true; }
+
+private:
+    static constexpr int k_streams_max = 8;
+
+    //! The stream's scratch slot (task lists, counters), allocated on first use.
+    int stream_slot(cudaStream_t s)
+    {
+        const int i = d_clock.stream_index(s, k_streams_max);
+        if (i >= d_slots) {
+            reserve_tasks(i);
+            d_slots = i + 1;
+        }
+        return i;
+    }
+
+    void reserve_tasks(int i)
+    {
+        d_tasks[i][0].reserve(d_capacity);
+        d_tasks[i][1].reserve(d_capacity);
+    }
+
+    const psd_se_layout d_L;
+    const se_kernels d_k;
+    const bool d_sorted;
+    psd_call_clock d_clock; //!< the deadline's clock and the streams' scratch slots
+    int d_slots = 0;        //!< scratch slots allocated
+    size_t d_grid = 0;
+    size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
+    int d_sms = 0;
+    device_buffer<unsigned int> d_words;
+    device_buffer<double> d_R, d_Qt;
+    device_buffer<uint8_t> d_perm;
+    device_buffer<se_vector> d_vec;
+    device_buffer<int> d_queued;
+    device_buffer<se_task> d_tasks[k_streams_max][2];
+};
+
+} // namespace
+
+detector::sptr make_psd_se_cuda_detector(const detector_config& cfg)
+{
+    const constellation& c = constellation::get(cfg.mod);
+    if (cfg.n_tx < 1 || cfg.n_tx > k_max_ant || cfg.n_rx < 1 || cfg.n_rx > k_max_ant)
+        throw std::invalid_argument("mimodet: psd cuda: n_tx and n_rx must be 1.." +
+                                    std::to_string(k_max_ant));
+    psd_se_layout L{};
+    L.nt = cfg.n_tx;
+    L.nrx = cfg.n_rx;
+    L.N = 2 * cfg.n_tx;
+    L.P = c.pam_order();
+    L.q = c.bits_per_symbol();
+    L.log2P = L.q / 2;
+    L.inv_scale = 1.0 / c.scale();
+    L.node_budget = psd_node_budget(cfg.psd_node_budget, cfg.n_tx, L.P);
+    // Task depths: first_depth, then k_se_split_rows more a wave, down to N-1.
+    L.first_depth = std::min(k_se_split_rows, L.N - 1);
+    L.waves = 1;
+    for (int d = L.first_depth; d < L.N - 1; d = std::min(d + k_se_split_rows, L.N - 1))
+        ++L.waves;
+    // PAM levels in increasing order (the Gray labels are not monotone), as the CPU.
+    const auto& pam = c.pam_levels();
+    std::vector<int> order(L.P);
+    for (int j = 0; j < L.P; ++j)
+        order[j] = j;
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return pam[a] < pam[b]; });
+    for (int j = 0; j < L.P; ++j) {
+        L.value[j] = pam[order[j]];
+        L.label[j] = order[j];
+    }
+    return std::make_shared<psd_se_cuda_detector>(cfg, L, se_pick(L.N));
+}
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr

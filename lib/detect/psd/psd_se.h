@@ -1,0 +1,277 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// The PSD's depth-first (Schnorr-Euchner) search, shared by the CPU PSD
+// (lib/detect/psd/psd.cc) and the CUDA SE kernel (cuda/psd/psd_se_cuda.cu): __host__
+// __device__ under nvcc, plain inline C++ elsewhere. Every operation is explicitly
+// rounded (rounded_math.h) and done in the same order on both, so the GPU's decisions and
+// node counts equal the CPU's.
+//
+// The search is a state machine advanced one step at a time (psd_se_step): the GPU runs
+// one vector per thread and lets a thread that finishes take the next vector at once, so
+// the lanes of a warp stay busy whatever each vector's node count is. A search can also
+// cover one subtree (psd_se_begin with a prefix) with an outer bound, so that the GPU can
+// spread a long search over many threads; psd_se_leaf_key orders the leaves as the
+// sequential search visits them, so the subtrees' results combine into its decision.
+
+#ifndef INCLUDED_MIMODET_CORE_PSD_SE_H
+#define INCLUDED_MIMODET_CORE_PSD_SE_H
+
+#include "detect/rounded_math.h"
+#include "util/host_device.h"
+#include <cstdint>
+#include <type_traits>
+
+
+namespace gr {
+namespace mimodet {
+namespace core {
+
+//! Most real levels (2 x 8 antennas).
+constexpr int psd_se_max_n = 16;
+
+//! One received vector's problem: z = R s + noise, R upper triangular with R_kk >= 0.
+struct psd_se_problem {
+    const double* R;     //!< N x N, row-major, element (k, j) at R[(k N + j) rs]
+    const double* z;     //!< N, element k at z[k rs]
+    const double* value; //!< the P PAM levels, increasing
+    double inv_scale;    //!< 1 / the constellation's scale (levels: odd integers x scale)
+    int N, P;
+    int rs; //!< R's stride (1: dense; the GPU interleaves its threads' copies)
+
+    MIMODET_HD double r(int k, int j) const { return R[(k * N + j) * rs]; }
+    MIMODET_HD double zk(int k) const { return z[k * rs]; }
+};
+
+//! Search state; NMAX >= N.
+template <int NMAX>
+struct psd_se_state {
+    double pm[NMAX];     //!< metric of the partial vector above row k
+    double b[NMAX];      //!< z_k minus the interference of the symbols above
+    double centre[NMAX]; //!< unconstrained estimate of row k
+    int8_t lo[NMAX];     //!< zig-zag: next candidate below the centre
+    int8_t hi[NMAX];     //!< next candidate above
+    uint8_t sym[NMAX];   //!< current path: sorted-PAM index per row
+    uint8_t best[NMAX];  //!< best leaf so far
+    double d2;           //!< metric of the best leaf (the radius); +inf before the first
+    double bound;        //!< children with a metric above this are pruned (+inf: none)
+    int k;               //!< row whose children are being enumerated (0: a leaf next)
+    int top;             //!< rows top..N-1 are fixed (the subtree's root)
+    uint32_t expanded;   //!< nodes whose children were generated
+    uint32_t evaluated;  //!< path metrics (|Omega| per expanded node)
+};
+
+//! +inf without <cmath>'s constexpr questions on the device.
+MIMODET_HD inline double psd_se_inf() { return __builtin_huge_val(); }
+
+// Loops over rows run to NMAX with a guard on N, so that with a row index known at
+// compile time (psd_se_step_unrolled) every state access has a constant index and the
+// GPU keeps the state in registers; the CPU (NMAX = psd_se_max_n) runs them as plain
+// loops. Either way the same operations in the same order.
+
+//! Row k's children, sorted by metric: |b - r v|^2 grows with |centre - v|, so they
+//! alternate outwards from the nearest level.
+template <int NMAX>
+MIMODET_HD inline void
+psd_se_start_level(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, double parent)
+{
+    const int N = pb.N;
+    double b = pb.zk(k);
+    for (int j = k + 1; j < NMAX && j < N; ++j)
+        b = rn_sub(b, rn_mul(pb.r(k, j), pb.value[st.sym[j]]));
+    const double r = pb.r(k, k);
+    double centre = r > 0.0 ? rn_div(b, r) : 0.0;
+    // Beyond the outermost levels only the side matters; the clamp keeps the rounding
+    // in int range. NaN (non-finite inputs) takes the middle.
+    if (!(centre == centre))
+        centre = 0.0;
+    centre = centre < -1e3 ? -1e3 : (centre > 1e3 ? 1e3 : centre);
+    st.pm[k] = parent;
+    st.b[k] = b;
+    st.centre[k] = centre;
+    const double pos =
+        rn_add(rn_mul(rn_add(rn_mul(centre, pb.inv_scale), double(pb.P - 1)), 0.5), 0.5);
+    int nearest = static_cast<int>(__builtin_floor(pos));
+    nearest = nearest < 0 ? 0 : (nearest > pb.P - 1 ? pb.P - 1 : nearest);
+    st.lo[k] = static_cast<int8_t>(nearest);
+    st.hi[k] = static_cast<int8_t>(nearest + 1);
+    st.expanded += 1;
+    st.evaluated += static_cast<uint32_t>(pb.P); // Algorithm 3 evaluates all |Omega| children
+}
+
+//! Next child of a row in sorted order (lo/hi advanced); false when all were taken.
+MIMODET_HD inline bool psd_se_take(const psd_se_problem& pb,
+                                      const double centre,
+                                      const double b,
+                                      const double pm,
+                                      const double r,
+                                      int8_t& lo,
+                                      int8_t& hi,
+                                      int& idx,
+                                      double& metric)
+{
+    const bool has_lo = lo >= 0, has_hi = hi < pb.P;
+    if (!has_lo && !has_hi)
+        return false;
+    bool take_lo = has_lo;
+    if (has_lo && has_hi) {
+        double dl = rn_sub(centre, pb.value[lo]);
+        double dh = rn_sub(pb.value[hi], centre);
+        dl = dl < 0.0 ? -dl : dl;
+        dh = dh < 0.0 ? -dh : dh;
+        take_lo = dl <= dh;
+    }
+    idx = take_lo ? lo-- : hi++;
+    const double e = rn_sub(b, rn_mul(r, pb.value[idx]));
+    metric = rn_add(pm, rn_mul(e, e));
+    return true;
+}
+
+template <int NMAX>
+MIMODET_HD inline bool
+psd_se_next(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, int& idx, double& m)
+{
+    return psd_se_take(pb, st.centre[k], st.b[k], st.pm[k], pb.r(k, k), st.lo[k], st.hi[k], idx, m);
+}
+
+//! A child that may be taken: inside the radius and the bound (false for NaN).
+template <int NMAX>
+MIMODET_HD inline bool psd_se_inside(const psd_se_state<NMAX>& st, double m)
+{
+    return m < st.d2 && m <= st.bound;
+}
+
+/*!
+ * Calls f(K) with K = k as a compile-time constant (std::integral_constant), for k in
+ * 0..NMAX-1: code inside f indexes the state with a constant.
+ */
+template <int NMAX, int K = 0, class F>
+MIMODET_HD inline auto psd_se_dispatch(int k, F&& f)
+{
+    if constexpr (K + 1 < NMAX) {
+        if (k != K)
+            return psd_se_dispatch<NMAX, K + 1>(k, f);
+    }
+    return f(std::integral_constant<int, K>{});
+}
+
+/*!
+ * Starts a search of the subtree below rows top..N-1, which hold prefix[0..N-top) (row
+ * N-1 first) with path metric prefix_metric; top = N searches the whole tree (no
+ * prefix). Children with a metric above bound are pruned. top >= 1. unrolled: the row
+ * index as a compile-time constant (GPU).
+ */
+template <int NMAX, bool unrolled = false>
+MIMODET_HD inline void psd_se_begin(const psd_se_problem& pb,
+                                       psd_se_state<NMAX>& st,
+                                       int top,
+                                       const uint8_t* prefix,
+                                       double prefix_metric,
+                                       double bound)
+{
+    st.d2 = psd_se_inf();
+    st.bound = bound;
+    st.top = top;
+    st.expanded = 0;
+    st.evaluated = 0;
+    for (int j = 0; j < NMAX && j < pb.N; ++j)
+        if (j >= top)
+            st.sym[j] = prefix[pb.N - 1 - j];
+    st.k = top - 1;
+    if constexpr (unrolled)
+        psd_se_dispatch<NMAX>(st.k, [&](auto K) { psd_se_start_level(pb, st, K(), prefix_metric); });
+    else
+        psd_se_start_level(pb, st, st.k, prefix_metric);
+}
+
+//! psd_se_step's work at row k (k = st.k).
+template <int NMAX>
+MIMODET_HD inline void psd_se_step_at(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k)
+{
+    int idx = 0;
+    double m = 0.0;
+    if (k == 0) {
+        // Leaf level: the first sorted child is the minimum.
+        psd_se_next(pb, st, 0, idx, m);
+        if (psd_se_inside(st, m)) {
+            st.d2 = m;
+            st.sym[0] = static_cast<uint8_t>(idx);
+            for (int j = 0; j < NMAX && j < pb.N; ++j)
+                st.best[j] = st.sym[j];
+        }
+        st.k = 1;
+    } else if (psd_se_next(pb, st, k, idx, m) && psd_se_inside(st, m)) {
+        st.sym[k] = static_cast<uint8_t>(idx);
+        st.k = k - 1;
+        psd_se_start_level(pb, st, k - 1, m);
+    } else {
+        st.k = k + 1;
+    }
+}
+
+/*!
+ * One step: the next child of the current row; a leaf updates the best, an inner node
+ * inside the sphere is descended into, else the row is left (its remaining children are
+ * no better). Returns false once the subtree is done (best/d2 hold the answer, d2 = +inf
+ * when no leaf was inside the bound). unrolled: the row index as a compile-time constant
+ * (GPU), the same operations.
+ */
+template <int NMAX, bool unrolled = false>
+MIMODET_HD inline bool psd_se_step(const psd_se_problem& pb, psd_se_state<NMAX>& st)
+{
+    if constexpr (unrolled)
+        psd_se_dispatch<NMAX>(st.k, [&](auto K) { psd_se_step_at(pb, st, K()); });
+    else
+        psd_se_step_at(pb, st, st.k);
+    return st.k < st.top;
+}
+
+//! Whether a stopped search left candidates inside the sphere (the truncated flag).
+template <int NMAX>
+MIMODET_HD inline bool psd_se_work_left(const psd_se_problem& pb, const psd_se_state<NMAX>& st)
+{
+    for (int j = 0; j < NMAX; ++j) {
+        if (j < st.k || j >= st.top)
+            continue;
+        int8_t lo = st.lo[j], hi = st.hi[j];
+        int idx = 0;
+        double m = 0.0;
+        if (psd_se_take(pb, st.centre[j], st.b[j], st.pm[j], pb.r(j, j), lo, hi, idx, m) &&
+            psd_se_inside(st, m))
+            return true;
+    }
+    return false;
+}
+
+/*!
+ * Position of the current leaf in the search's visiting order, as an integer: the rank
+ * of the path's child among its siblings' sorted order at each row, row N-1 most
+ * significant (log2P bits a row). Rows top..N-1 come from prefix_key (the subtree
+ * root's ranks, the same packing). The sequential search's decision is the leaf of least
+ * metric, the least key among equal metrics (the first one it visits).
+ */
+template <int NMAX>
+MIMODET_HD inline uint64_t psd_se_leaf_key(const psd_se_state<NMAX>& st,
+                                              int log2P,
+                                              uint64_t prefix_key)
+{
+    uint64_t key = prefix_key;
+    for (int j = 0; j < NMAX; ++j) {
+        if (j >= st.top)
+            continue;
+        // The path's child at row j is the last one taken there.
+        const uint64_t rank = static_cast<uint64_t>(st.hi[j] - st.lo[j] - 2);
+        key |= rank << (log2P * j);
+    }
+    return key;
+}
+
+} // namespace core
+} // namespace mimodet
+} // namespace gr
+
+#endif /* INCLUDED_MIMODET_CORE_PSD_SE_H */

@@ -1,0 +1,137 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet developers.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "util/tuning.h"
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+namespace gr {
+namespace mimodet {
+namespace core {
+namespace tuning {
+
+namespace {
+
+//! The variable's value; "" where unset.
+std::string read(const char* name)
+{
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+[[noreturn]] void bad(const char* name, const std::string& v, const char* expected)
+{
+    throw std::invalid_argument(std::string("mimodet: ") + name + "='" + v +
+                                "': expected " + expected);
+}
+
+} // namespace
+
+const std::vector<switch_info>& switches()
+{
+    static const std::vector<switch_info> table = {
+        { "MIMODET_ANTENNA_THREADS",
+          "1..8",
+          "min(n_rx, CPUs, 4) from 10 MHz, else 1",
+          "threads of ofdm_sync and ofdm_demod per slot" },
+        { "MIMODET_NO_AVX",
+          "any",
+          "unset: AVX where the CPU has it",
+          "the channel estimator's Wiener step in SSE" },
+        { "MIMODET_CALL_TIMELINE",
+          "PREFIX",
+          "unset: none",
+          "per-call timelines written to PREFIX_<kind>_<n>.csv" },
+        { "MIMODET_GPU_LANES",
+          "1..4",
+          "2 (a detector with a PSD deadline: 1)",
+          "slots in flight of a GPU receiver or detector" },
+        { "MIMODET_MAX_SLOTS_PER_CALL",
+          "1..8",
+          "8",
+          "most slots mimo_detector detects in one call" },
+        { "MIMODET_SYNC_AHEAD",
+          "0|1",
+          "1",
+          "ofdm_sync takes the next slot's input in the call that puts a slot out" },
+        { "MIMODET_INPUT_REGISTER",
+          "0|1",
+          "1",
+          "0: a GPU receiver copies its time-domain slots instead of registering its "
+          "input buffers" },
+        { "MIMODET_GPU_WAIT",
+          "spin|block",
+          "spin",
+          "block: host threads sleep while the GPU works" },
+        { "MIMODET_PSD_KERNEL",
+          "warp|block|auto",
+          "auto",
+          "forces the CUDA PSD detector's Algorithm 3 kernel" },
+    };
+    return table;
+}
+
+int integer(const char* name, int lo, int hi, int fallback)
+{
+    bool known = false;
+    for (const auto& s : switches())
+        known = known || std::strcmp(s.name, name) == 0;
+    if (!known)
+        throw std::logic_error(std::string("mimodet: ") + name +
+                               " is not a tuning switch");
+    const std::string v = read(name);
+    if (v.empty())
+        return fallback;
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (*end != '\0' || n < lo || n > hi)
+        bad(name,
+            v,
+            (std::string("an integer ") + std::to_string(lo) + ".." + std::to_string(hi))
+                .c_str());
+    return static_cast<int>(n);
+}
+
+int antenna_threads() { return integer("MIMODET_ANTENNA_THREADS", 1, 8, 0); }
+
+bool no_avx()
+{
+    static const bool off = !read("MIMODET_NO_AVX").empty();
+    return off;
+}
+
+std::string call_timeline_prefix() { return read("MIMODET_CALL_TIMELINE"); }
+
+int gpu_lanes() { return integer("MIMODET_GPU_LANES", 1, 4, 0); }
+
+int max_slots_per_call() { return integer("MIMODET_MAX_SLOTS_PER_CALL", 1, 8, 0); }
+
+int sync_ahead() { return integer("MIMODET_SYNC_AHEAD", 0, 1, -1); }
+
+int input_register() { return integer("MIMODET_INPUT_REGISTER", 0, 1, -1); }
+
+bool gpu_wait_blocks()
+{
+    static const bool blocks = read("MIMODET_GPU_WAIT") == "block";
+    return blocks;
+}
+
+std::string psd_kernel()
+{
+    const std::string v = read("MIMODET_PSD_KERNEL");
+    if (v == "warp" || v == "block")
+        return v;
+    if (!v.empty() && v != "auto")
+        bad("MIMODET_PSD_KERNEL", v, "warp, block or auto");
+    return "";
+}
+
+} // namespace tuning
+} // namespace core
+} // namespace mimodet
+} // namespace gr
