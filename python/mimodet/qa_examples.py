@@ -437,9 +437,13 @@ class qa_examples(gr_unittest.TestCase):
             py_compile.compile(py, doraise=True)
             with open(py) as f:
                 src = f.read()
-            # The receivers detect, the transmitter frames; the USRP ones use gr-uhd.
-            self.assertIn("mimodet.slot_framer(" if n.endswith("_tx") else
-                          "mimodet.mimo_detector(", src, n)
+            # The receivers detect, the transmitter frames, the split receiver's halves
+            # synchronise and send, receive and detect; the USRP ones use gr-uhd.
+            expect = {"split_radio_host": ("mimodet.ofdm_sync(", "zeromq.push_sink("),
+                      "split_gpu_host": ("mimodet.mimo_receiver(", "zeromq.pull_source(")}
+            for text in expect.get(n, ("mimodet.slot_framer(" if n.endswith("_tx") else
+                                       "mimodet.mimo_detector(",)):
+                self.assertIn(text, src, n)
             if n in HARDWARE:
                 self.assertIn("uhd.usrp_", src, n)
 

@@ -386,11 +386,15 @@ PYBIND11_MODULE(mimodet_python, m)
         .def(
             "detect_llr",
             [](detector& d, py::object H, py::object y, py::object nv, bool return_stats) {
-                if (!d.soft())
-                    throw py::value_error(
-                        "mimodet: detector '" + d.config().algorithm +
-                        "' gives hard bits only; use detect_bits (LLRs: "
-                        "ml, zf, mmse, sfsd or mtt)");
+                if (!d.soft()) {
+                    std::string soft; // from the registry, as detector::detect_llr's
+                    for (const auto& a : detector_algorithms())
+                        if (detector_algorithm_soft(a))
+                            soft += (soft.empty() ? "" : ", ") + a;
+                    throw py::value_error("mimodet: detector '" + d.config().algorithm +
+                                          "' gives hard bits only; use detect_bits (LLRs: " +
+                                          soft + ")");
+                }
                 return run_detect<float>(
                     d, H, y, nv, return_stats, [&](auto& v, float* out, vector_stats* st) {
                         d.detect_llr(v.H.data(),
