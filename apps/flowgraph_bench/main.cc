@@ -50,6 +50,7 @@
 #include "report.h"
 #include "run.h"
 #include "transmit.h"
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -141,9 +142,16 @@ int main(int argc, char** argv)
                 for (double snr : o.snrs) {
                     const int nr = o.n_rx > 0 ? o.n_rx : nt;
                     const bool freq = dom == "freq";
-                    tx_data tx;
+                    // Carrier k: cell id + k and seed + k (its own bits, fading and
+                    // noise).
+                    std::vector<tx_data> txs;
                     try {
-                        tx = generate(o, nt, nr, mod, snr, freq);
+                        for (int k = 0; k < std::max(o.carriers, 1); ++k) {
+                            options ok = o;
+                            ok.cell_id = (o.cell_id + k) % 504;
+                            ok.seed = o.seed + k;
+                            txs.push_back(generate(ok, nt, nr, mod, snr, freq));
+                        }
                     } catch (const std::exception& e) {
                         std::printf("transmit side failed (%dx%d %s %s): %s\n",
                                     nt,
@@ -154,32 +162,30 @@ int main(int argc, char** argv)
                         ++failures;
                         continue;
                     }
-                    std::printf("# %dx%d %s %s %g dB: %d slots generated in %.2f s\n",
+                    const tx_data& tx = txs[0];
+                    std::printf("# %dx%d %s %s %g dB: %d slots generated in %.2f s%s\n",
                                 nt,
                                 nr,
                                 mod.c_str(),
                                 dom.c_str(),
                                 snr,
                                 tx.n_slots,
-                                tx.seconds);
+                                tx.seconds,
+                                o.carriers > 0 ? " (carrier 0)" : "");
                     std::fflush(stdout);
                     for (const auto& alg : o.detectors)
                         for (const auto& backend : o.backends)
                             for (double rate : o.rates) {
                                 const run_config c{ alg, backend, mod, dom,
                                                     nt,  nr,      snr, rate };
+                                if (o.carriers > 0) {
+                                    failures += report_carriers(
+                                        o, c, run_carriers(o, env, txs, c), csv);
+                                    continue;
+                                }
                                 run_result r;
                                 try {
-                                    r = run_one(o,
-                                                env,
-                                                tx,
-                                                nt,
-                                                nr,
-                                                mod,
-                                                freq,
-                                                alg,
-                                                backend,
-                                                rate);
+                                    r = run_one(o, env, tx, c);
                                 } catch (const std::exception& e) {
                                     r.error = e.what();
                                 }

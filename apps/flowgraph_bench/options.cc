@@ -276,6 +276,16 @@ void declare(bench_cli::parser& p, options& o)
               o.verbose,
               "keep GNU Radio's log lines below error level (lock, buffer sizes)")
         .number("--cell-id", o.cell_id, "N", "physical cell id", 0, 503)
+        .number("--carriers",
+                o.carriers,
+                "K",
+                "K independent receivers in one flowgraph (one process),\n"
+                "carrier k with cell id + k, seed + k and its own replayed\n"
+                "slots at --rate each: a row per carrier and a summary of\n"
+                "whether all K hold real time (not with --trace, --pin,\n"
+                "--stall-ms, --sample-every; 0: one receiver, no summary)",
+                0,
+                64)
         .number("--seed", o.seed, "N", "bits, fading and noise seed", 1, big)
         .text("--csv",
               o.csv,
@@ -377,6 +387,10 @@ void validate(const options& o)
             if (r == 0)
                 throw std::invalid_argument(
                     "--stall-ms needs a paced source (--rate > 0)");
+    if (o.carriers > 0 &&
+        (!o.trace.empty() || o.pin || o.stall_ms > 0 || o.sample_every > 0))
+        throw std::invalid_argument(
+            "--carriers excludes --trace, --pin, --stall-ms and --sample-every");
     if (o.sample_every > 0 && !o.trace.empty())
         throw std::invalid_argument(
             "--sample-every and --trace exclude each other (the trace keeps every slot)");

@@ -36,8 +36,9 @@ struct options {
     double sample_every = 0; // soak: a line every this many seconds of the window; 0: off
     int slots = 40;
     int threads = 0;
-    double deadline_us = 0; // psd only
+    double deadline_us = 0;      // psd only
     double slot_limit_us = 2500; // psd without a deadline: the blocks' stall bound
+    int carriers = 0; // --carriers: receivers (cells) in one flowgraph; 0: one, run alone
     int est_threads = 0;
     std::string est_backend = "auto"; // channel_estimator's backend (as --backend)
     std::string receiver =
@@ -78,7 +79,6 @@ std::vector<std::string> default_detectors();
 //! The options from the command line, checked; false after --help (printed). Throws
 //! std::invalid_argument with a message that names the option.
 bool parse(int argc, char** argv, options& o);
-
 
 } // namespace fg_bench
 

@@ -7,6 +7,7 @@
 
 #include "report.h"
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace fg_bench {
@@ -88,6 +89,7 @@ void print_row(const options& o, const run_config& c, const run_result& r)
             (o.awake != "none" ? " awake:" + o.awake : "") +
             (o.slice_us ? " slice:" + std::to_string(o.slice_us) : "") +
             (o.pin ? " pin" : "") +
+            (c.carrier >= 0 ? " carrier:" + std::to_string(c.carrier) : "") +
             (dom == "time" && o.demod == "receiver" ? " demod:rx" : "") +
             (o.gpu_wait == "block" ? " wait:block" : "") +
             (o.antenna_threads ? " ant-threads:" + std::to_string(o.antenna_threads)
@@ -162,6 +164,55 @@ void print_row(const options& o, const run_config& c, const run_result& r)
     std::fflush(stdout);
 }
 
+int report_carriers(const options& o,
+                    const run_config& c,
+                    const std::vector<run_result>& rs,
+                    std::ofstream& csv)
+{
+    int failed = 0;
+    double min_rate = INFINITY, worst_p99 = 0;
+    uint64_t lost = 0, bad = 0, late = 0, slots = 0;
+    for (size_t k = 0; k < rs.size(); ++k) {
+        run_config ck = c;
+        ck.carrier = static_cast<int>(k);
+        print_row(o, ck, rs[k]);
+        if (csv)
+            write_csv_row(csv, o, ck, rs[k]);
+        if (!rs[k].error.empty()) {
+            ++failed;
+            continue;
+        }
+        min_rate = std::min(min_rate, rs[k].slots_per_s);
+        worst_p99 = std::max(worst_p99, std::isnan(rs[k].p99) ? INFINITY : rs[k].p99);
+        lost += rs[k].lost;
+        bad += rs[k].bad;
+        late += rs[k].late;
+        slots += rs[k].slots;
+    }
+    if (failed) {
+        std::printf("      carriers: %zu, %d could not run\n", rs.size(), failed);
+        return failed;
+    }
+    const double target = c.rate > 0 ? c.rate : k_realtime_slots_per_s;
+    const bool held =
+        min_rate >= 0.999 * target && worst_p99 <= 1.0 && lost == 0 && bad == 0;
+    std::printf(
+        "      carriers: %zu, %.1f slots/s together, slowest %.1f; worst p99 %.3f "
+        "ms; %llu lost, %llu bad, %llu later than 1 ms; real time (%g slots/s "
+        "each, p99 <= 1 ms, none lost or bad): %s\n",
+        rs.size(),
+        slots / rs[0].window_s,
+        min_rate,
+        worst_p99,
+        static_cast<unsigned long long>(lost),
+        static_cast<unsigned long long>(bad),
+        static_cast<unsigned long long>(late),
+        target,
+        held ? "held" : "not held");
+    std::fflush(stdout);
+    return 0;
+}
+
 std::string csv_header()
 {
     return "detector,backend,output,n_tx,n_rx,modulation,snr_db,bandwidth_mhz,domain,"
@@ -174,7 +225,7 @@ std::string csv_header()
            "us,pin,demod,gpu_wait,antenna_threads,gpu_lanes,input_copy,src_buffer_slots,"
            "late_slots,"
            "stalls,stall_ms,sync_ahead,sub_window_s,sub_windows,sub_windows_held,"
-           "sub_p99_worst_ms,error";
+           "sub_p99_worst_ms,carrier,carriers,error";
 }
 
 void write_csv_row(std::ostream& csv,
@@ -215,7 +266,7 @@ void write_csv_row(std::ostream& csv,
         << (o.input_copy ? 1 : 0) << ',' << o.src_buffer_slots << ',' << r.late << ','
         << r.stalls << ',' << (rate > 0 ? o.stall_ms : 0.0) << ',' << o.sync_ahead << ','
         << sub_window_s(o) << ',' << r.sub_windows << ',' << r.sub_held << ','
-        << r.sub_p99_worst << ',' << err << '\n';
+        << r.sub_p99_worst << ',' << c.carrier << ',' << o.carriers << ',' << err << '\n';
     csv.flush();
 }
 

@@ -13,23 +13,28 @@
 
 #include "options.h"
 #include "run.h"
+#include <fstream>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace fg_bench {
 
 //! What one run measured: the configuration of a table row.
-struct run_config {
-    std::string alg, backend, mod, dom;
-    int nt = 0, nr = 0;
-    double snr = 0, rate = 0;
-};
-
 //! The run's parameters and the table's column names.
 void print_table_header(const options& o);
 
 //! The row of a run (or the line saying why it was skipped) and its notes.
 void print_row(const options& o, const run_config& c, const run_result& r);
+
+//! --carriers: a row per carrier (and a CSV row each where csv is open), then a summary:
+//! the slowest carrier's slots/s, the worst p99, lost and late slots, and whether every
+//! carrier held real time (the offered rate, p99 <= 1 ms, no slot lost or bad). Returns
+//! the number of carriers that failed to run.
+int report_carriers(const options& o,
+                    const run_config& c,
+                    const std::vector<run_result>& rs,
+                    std::ofstream& csv);
 
 //! The CSV's header line (the columns of write_csv_row).
 std::string csv_header();

@@ -31,12 +31,10 @@ namespace fg_bench {
 
 using namespace gr::mimodet;
 
-namespace {
-
-//! Runs stop() + wait() on the top block; if that takes over 30 s, reports it and exits.
-void stop_and_wait(gr::top_block_sptr tb, shared_state& st)
+void stop_and_wait(gr::top_block_sptr tb, const std::vector<shared_state*>& states)
 {
-    st.stop = true;
+    for (auto* st : states)
+        st->stop = true;
     std::mutex m;
     std::condition_variable cv;
     bool finished = false;
@@ -61,121 +59,133 @@ void stop_and_wait(gr::top_block_sptr tb, shared_state& st)
     watchdog.join();
 }
 
-} // namespace
-
-run_result run_one(const options& o,
-                   const run_env& env,
-                   const tx_data& tx,
-                   int nt,
-                   int nr,
-                   const std::string& mod,
-                   bool freq,
-                   const std::string& alg,
-                   const std::string& backend,
-                   double rate)
+receiver_chain build_chain(const options& o,
+                           gr::top_block_sptr tb,
+                           const tx_data& tx,
+                           shared_state& st,
+                           int cell_id,
+                           const run_config& rc)
 {
-    run_result res;
+    const int nr = rc.nr;
+    const bool freq = rc.dom == "freq";
+    const std::string& alg = rc.alg;
+    receiver_chain c;
     const bool soft = o.soft && detector_algorithm_soft(alg);
-    res.out = soft ? "llr" : "bits";
     // The receiver's back end: channel_estimator -> mimo_detector (chain), or both in
     // one mimo_receiver (fused).
     const bool fused = o.receiver == "fused";
     // Time domain with --demod receiver: mimo_receiver takes ofdm_sync's slots.
     const bool rx_demod = !freq && fused && o.demod == "receiver";
-    mimo_detector::sptr det;
-    mimo_receiver::sptr rxb;
-    try {
-        detector_config cfg = block_detector_config(alg, nt, nr, mod, backend);
-        if (alg == "psd") {
-            cfg.psd_lvl = o.psd_lvl;
-            cfg.psd_exp = o.psd_exp;
-            cfg.psd_deadline_us = o.deadline_us;
-        }
-        if (alg == "psd" || alg == "mtt")
-            cfg.sorted_qr = o.sorted_qr;
-        cfg.threads = o.threads;
-        if (fused)
-            rxb = mimo_receiver::make(cfg,
-                                      o.bandwidth,
-                                      o.cell_id,
-                                      soft,
-                                      o.est_threads,
-                                      rx_demod,
-                                      -1,
-                                      0.0,
-                                      o.slot_limit_us);
-        else
-            det = mimo_detector::make(cfg, o.bandwidth, o.cell_id, soft, o.slot_limit_us);
-    } catch (const std::exception& e) {
-        res.error = e.what();
-        return res;
+    detector_config cfg = block_detector_config(alg, rc.nt, nr, rc.mod, rc.backend);
+    if (alg == "psd") {
+        cfg.psd_lvl = o.psd_lvl;
+        cfg.psd_exp = o.psd_exp;
+        cfg.psd_deadline_us = o.deadline_us;
     }
-    res.backend = fused ? rxb->backend() : det->backend();
+    if (alg == "psd" || alg == "mtt")
+        cfg.sorted_qr = o.sorted_qr;
+    cfg.threads = o.threads;
+    if (fused)
+        c.rxb = mimo_receiver::make(cfg,
+                                    o.bandwidth,
+                                    cell_id,
+                                    soft,
+                                    o.est_threads,
+                                    rx_demod,
+                                    -1,
+                                    0.0,
+                                    o.slot_limit_us);
+    else
+        c.det = mimo_detector::make(cfg, o.bandwidth, cell_id, soft, o.slot_limit_us);
     std::vector<int> items(20);
     for (int ns = 0; ns < 20; ++ns) {
-        items[ns] = fused ? rxb->items_per_slot(ns) : det->items_per_slot(ns);
+        items[ns] = fused ? c.rxb->items_per_slot(ns) : c.det->items_per_slot(ns);
         if (items[ns] != tx.bits_per_ns[ns])
             throw std::logic_error("detector and framer disagree on bits per slot");
     }
-
-    shared_state st;
-    auto tb = gr::make_top_block("mimodet_flowgraph_bench");
-    auto src = std::make_shared<slot_replay>(tx.rx,
-                                             tx.n_slots,
-                                             tx.items_per_slot,
-                                             tx.vlen,
-                                             rate,
-                                             freq ? 1 : o.chunks,
-                                             o.src_spin_us,
-                                             o.stall_ms,
-                                             o.stall_every_ms,
-                                             st);
+    c.src = std::make_shared<slot_replay>(tx.rx,
+                                          tx.n_slots,
+                                          tx.items_per_slot,
+                                          tx.vlen,
+                                          rc.rate,
+                                          freq ? 1 : o.chunks,
+                                          o.src_spin_us,
+                                          o.stall_ms,
+                                          o.stall_every_ms,
+                                          st);
     if (o.src_buffer_slots > 0)
-        src->set_min_output_buffer(static_cast<long>(o.src_buffer_slots) *
-                                   tx.items_per_slot);
-    channel_estimator::sptr est;
-    if (!fused) {
-        est = channel_estimator::make(
-            o.bandwidth, nt, nr, o.cell_id, o.est_threads, o.est_backend);
-        res.est_backend = est->backend();
-    } else {
-        res.est_backend = rxb->backend(); // the receiver's estimator follows its backend
-    }
-    auto meter =
+        c.src->set_min_output_buffer(static_cast<long>(o.src_buffer_slots) *
+                                     tx.items_per_slot);
+    if (!fused)
+        c.est = channel_estimator::make(
+            o.bandwidth, rc.nt, nr, cell_id, o.est_threads, o.est_backend);
+    c.meter =
         std::make_shared<slot_meter>(soft, items, tx.bits, tx.slot_start, tx.n_slots, st);
-    ofdm_sync::sptr sync;
-    ofdm_demod::sptr demod;
-    gr::basic_block_sptr grids = src;
+    gr::basic_block_sptr grids = c.src;
     if (!freq) {
-        sync = ofdm_sync::make(o.bandwidth, nr, o.cell_id);
+        c.sync = ofdm_sync::make(o.bandwidth, nr, cell_id);
         for (int r = 0; r < nr; ++r)
-            tb->connect(src, r, sync, r);
-        grids = sync;
+            tb->connect(c.src, r, c.sync, r);
+        grids = c.sync;
         if (!rx_demod) {
-            demod = ofdm_demod::make(o.bandwidth, nr);
+            c.demod = ofdm_demod::make(o.bandwidth, nr);
             for (int r = 0; r < nr; ++r)
-                tb->connect(sync, r, demod, r);
-            grids = demod;
+                tb->connect(c.sync, r, c.demod, r);
+            grids = c.demod;
         }
     }
     if (fused) {
         for (int r = 0; r < nr; ++r)
-            tb->connect(grids, r, rxb, r);
-        tb->connect(rxb, 0, meter, 0);
+            tb->connect(grids, r, c.rxb, r);
+        tb->connect(c.rxb, 0, c.meter, 0);
     } else {
         for (int r = 0; r < nr; ++r) {
-            tb->connect(grids, r, est, r);
-            tb->connect(grids, r, det, r);
+            tb->connect(grids, r, c.est, r);
+            tb->connect(grids, r, c.det, r);
         }
-        tb->connect(est, 0, det, nr);
-        tb->connect(est, 1, det, nr + 1);
-        tb->connect(det, 0, meter, 0);
+        tb->connect(c.est, 0, c.det, nr);
+        tb->connect(c.est, 1, c.det, nr + 1);
+        tb->connect(c.det, 0, c.meter, 0);
     }
-    auto bad_slots = [&] { return fused ? rxb->bad_slots() : det->bad_slots(); };
-    auto truncated_slots = [&] {
-        return fused ? rxb->truncated_slots() : det->truncated_slots();
-    };
-    auto est_bad_slots = [&] { return fused ? uint64_t(0) : est->bad_slots(); };
+    return c;
+}
+
+run_result
+run_one(const options& o, const run_env& env, const tx_data& tx, const run_config& rc)
+{
+    const int nr = rc.nr;
+    const bool freq = rc.dom == "freq";
+    const std::string& alg = rc.alg;
+    const std::string& mod = rc.mod;
+    const double rate = rc.rate;
+    run_result res;
+    const bool soft = o.soft && detector_algorithm_soft(alg);
+    res.out = soft ? "llr" : "bits";
+    const bool fused = o.receiver == "fused";
+    shared_state st;
+    auto tb = gr::make_top_block("mimodet_flowgraph_bench");
+    receiver_chain chain;
+    try {
+        chain = build_chain(o, tb, tx, st, o.cell_id, rc);
+    } catch (const std::invalid_argument& e) {
+        res.error = e.what();
+        return res;
+    } catch (const std::runtime_error& e) {
+        res.error = e.what();
+        return res;
+    }
+    res.backend = chain.backend();
+    res.est_backend = chain.est_backend();
+    auto& src = chain.src;
+    auto& meter = chain.meter;
+    auto& rxb = chain.rxb;
+    auto& det = chain.det;
+    auto& est = chain.est;
+    auto& sync = chain.sync;
+    auto& demod = chain.demod;
+    auto bad_slots = [&] { return chain.bad_slots(); };
+    auto truncated_slots = [&] { return chain.truncated_slots(); };
+    auto est_bad_slots = [&] { return chain.est_bad_slots(); };
 
     res.busy.push_back({ "src", src });
     if (!freq) {
@@ -242,7 +252,7 @@ run_result run_one(const options& o,
             std::snprintf(
                 msg, sizeof msg, "no slot out within %g s", o.first_slot_timeout);
             res.error = msg;
-            stop_and_wait(tb, st);
+            stop_and_wait(tb, { &st });
             return res;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -374,7 +384,7 @@ run_result run_one(const options& o,
         soak ? soaked.window_p99
              : sub_window_p99s(
                    meter->entry_exit(), rec0_ns, rec1_ns - rec0_ns, o.sub_window_s);
-    stop_and_wait(tb, st);
+    stop_and_wait(tb, { &st });
 
     res.slots = c1.slots - c0.slots;
     res.lost = c1.lost - c0.lost;

@@ -12,15 +12,32 @@
 
 #include "machine.h"
 #include "options.h"
+#include "replay_source.h"
+#include "slot_meter.h"
 #include "transmit.h"
 #include <cmath>
 #include <cstdint>
 #include <gnuradio/block.h>
+#include <gnuradio/mimodet/channel_estimator.h>
 #include <gnuradio/mimodet/cpu_keep_awake.h>
+#include <gnuradio/mimodet/mimo_detector.h>
+#include <gnuradio/mimodet/mimo_receiver.h>
+#include <gnuradio/mimodet/ofdm_demod.h>
+#include <gnuradio/mimodet/ofdm_sync.h>
+#include <gnuradio/top_block.h>
 #include <string>
 #include <vector>
 
 namespace fg_bench {
+
+//! One point of the sweep: detector, backend, modulation, domain ("freq" or "time"),
+//! antennas, SNR, offered rate (0: unthrottled).
+struct run_config {
+    std::string alg, backend, mod, dom;
+    int nt = 0, nr = 0;
+    double snr = 0, rate = 0;
+    int carrier = -1; //!< --carriers: which one (0..K-1); -1: the one receiver
+};
 
 struct busy_entry {
     std::string name;
@@ -62,16 +79,53 @@ struct run_env {
 //! The receiver of detector `alg` on `backend` fed by the replayed slots of `tx` at
 //! `rate` slots/s (0: unthrottled), measured over the window. A detector or flowgraph
 //! that cannot be made or gives no slot comes back with error set.
-run_result run_one(const options& o,
-                   const run_env& env,
-                   const tx_data& tx,
-                   int nt,
-                   int nr,
-                   const std::string& mod,
-                   bool freq,
-                   const std::string& alg,
-                   const std::string& backend,
-                   double rate);
+//! One carrier's blocks in a flowgraph: the replay source, ofdm_sync and ofdm_demod in
+//! the time domain, the receiver (mimo_receiver, or channel_estimator + mimo_detector
+//! with --receiver chain) and the meter.
+struct receiver_chain {
+    std::shared_ptr<slot_replay> src;
+    gr::mimodet::ofdm_sync::sptr sync;
+    gr::mimodet::ofdm_demod::sptr demod;
+    gr::mimodet::channel_estimator::sptr est;
+    gr::mimodet::mimo_detector::sptr det;
+    gr::mimodet::mimo_receiver::sptr rxb;
+    std::shared_ptr<slot_meter> meter;
+
+    std::string backend() const { return rxb ? rxb->backend() : det->backend(); }
+    //! The fused receiver's estimator follows its backend.
+    std::string est_backend() const { return est ? est->backend() : rxb->backend(); }
+    uint64_t bad_slots() const { return rxb ? rxb->bad_slots() : det->bad_slots(); }
+    uint64_t truncated_slots() const
+    {
+        return rxb ? rxb->truncated_slots() : det->truncated_slots();
+    }
+    uint64_t est_bad_slots() const { return est ? est->bad_slots() : 0; }
+};
+
+//! Makes one carrier's receiver for tx (cell cell_id) and connects it in tb, its source
+//! and meter sharing st. Throws std::invalid_argument / std::runtime_error where the
+//! blocks refuse the configuration.
+receiver_chain build_chain(const options& o,
+                           gr::top_block_sptr tb,
+                           const tx_data& tx,
+                           shared_state& st,
+                           int cell_id,
+                           const run_config& c);
+
+//! Ends the streams of states, then stop() + wait() on tb; if that takes over 30 s,
+//! reports it and exits.
+void stop_and_wait(gr::top_block_sptr tb, const std::vector<shared_state*>& states);
+
+run_result
+run_one(const options& o, const run_env& env, const tx_data& tx, const run_config& c);
+
+//! --carriers K: K receivers in one flowgraph, carrier k on txs[k] (cell o.cell_id + k);
+//! one result per carrier (the per-block busy shares, probe, trace and soak are not
+//! taken).
+std::vector<run_result> run_carriers(const options& o,
+                                     const run_env& env,
+                                     const std::vector<tx_data>& txs,
+                                     const run_config& c);
 
 } // namespace fg_bench
 
