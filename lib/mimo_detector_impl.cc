@@ -32,7 +32,10 @@ int max_slots_per_call()
         "MIMODET_MAX_SLOTS_PER_CALL", 1, k_max_slots_per_call, k_max_slots_per_call);
 }
 
-int grid_bytes(double mhz) { return sizeof(gr_complex) * 7 * lte_numerology::from_bandwidth(mhz).n_sc; }
+int grid_bytes(double mhz)
+{
+    return sizeof(gr_complex) * 7 * lte_numerology::from_bandwidth(mhz).n_sc;
+}
 
 } // namespace
 
@@ -44,14 +47,18 @@ mimo_detector::sptr mimo_detector::make(const detector_config& cfg,
 {
     check_block_config("mimo_detector", cfg, bandwidth_mhz, soft_output);
     return gnuradio::make_block_sptr<mimo_detector_impl>(
-        cfg, bandwidth_mhz, cell_id, soft_output, slot_limit_us);
+        stall_bounded("mimo_detector", cfg, slot_limit_us),
+        bandwidth_mhz,
+        cell_id,
+        soft_output,
+        cfg.psd_deadline_us > 0.0);
 }
 
 mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
                                        double bandwidth_mhz,
                                        int cell_id,
                                        bool soft_output,
-                                       double slot_limit_us)
+                                       bool user_deadline)
     : gr::block(
           "mimo_detector",
           gr::io_signature::makev(
@@ -60,25 +67,24 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
               [&] {
                   std::vector<int> s(cfg.n_rx, grid_bytes(bandwidth_mhz));
                   s.push_back(static_cast<int>(sizeof(gr_complex)) *
-                              lte_numerology::from_bandwidth(bandwidth_mhz).n_sc * cfg.n_rx *
-                              cfg.n_tx);
+                              lte_numerology::from_bandwidth(bandwidth_mhz).n_sc *
+                              cfg.n_rx * cfg.n_tx);
                   s.push_back(sizeof(float));
                   return s;
               }()),
           gr::io_signature::make(1, 1, soft_output ? sizeof(float) : sizeof(uint8_t))),
       d_soft(soft_output), d_n_rx(cfg.n_rx),
       d_n_sc(lte_numerology::from_bandwidth(bandwidth_mhz).n_sc),
-      d_slot_key(pmt::mp("slot")),
-      d_deadline(stall_bounded("mimo_detector", cfg, slot_limit_us).psd_deadline_us > 0.0),
+      d_slot_key(pmt::mp("slot")), d_deadline(cfg.psd_deadline_us > 0.0),
       d_count_truncated(cfg.algorithm == "psd"),
       // A PSD deadline (the user's or the stall bound's) is a budget per detector call:
       // one slot per lane and call makes it one per slot. Otherwise queued slots share
       // calls (fewer, larger GPU batches).
       d_max_slots_per_call(1), d_cell_key(pmt::mp("cell_id")),
       d_cell(checked_cell_id("mimo_detector", cell_id)),
-      d_lanes(stall_bounded("mimo_detector", cfg, slot_limit_us),
+      d_lanes(cfg,
               lte_numerology::from_bandwidth(bandwidth_mhz),
-              gpu_lanes(cfg.psd_deadline_us > 0.0),
+              gpu_lanes(user_deadline),
               [n_rx = cfg.n_rx](const lte_grid& grid, detector::sptr det) {
                   return std::make_unique<core::slot_detection>(
                       grid, n_rx, std::move(det));
@@ -100,8 +106,7 @@ mimo_detector_impl::mimo_detector_impl(const detector_config& cfg,
     set_relative_rate(static_cast<uint64_t>(d_max_per_slot), 1);
     set_tag_propagation_policy(TPP_DONT);
     prepare_lanes();
-    d_timeline =
-        core::call_timeline::make("block", { "t0_ns", "work_ns", "slots" });
+    d_timeline = core::call_timeline::make("block", { "t0_ns", "work_ns", "slots" });
     d_logger->debug("{} detector on {}: {}x{}, up to {} output items per slot",
                     cfg.algorithm,
                     backend(),
@@ -198,7 +203,8 @@ int mimo_detector_impl::general_work(int noutput_items,
         cell = c;
         if (!tagged)
             count_untagged(d_report.untagged, "grid item", first + done, ns, *d_logger);
-        const gr_complex** grids = d_grid_ptrs.data() + static_cast<size_t>(done) * d_n_rx;
+        const gr_complex** grids =
+            d_grid_ptrs.data() + static_cast<size_t>(done) * d_n_rx;
         for (int r = 0; r < d_n_rx; ++r)
             grids[r] = static_cast<const gr_complex*>(input_items[r]) + done * grid_len;
         d_batch.push_back({ ns, grids, H + done * h_len, nv[done] });
@@ -229,9 +235,10 @@ int mimo_detector_impl::general_work(int noutput_items,
             d_lane_why[l] =
                 sd.detect_llr(part, reinterpret_cast<float*>(out) + d_offsets[b]);
         else
-            d_lane_why[l] = sd.detect_bits(part,
-                                           reinterpret_cast<uint8_t*>(out) + d_offsets[b],
-                                           d_count_truncated ? &d_lane_trunc[l] : nullptr);
+            d_lane_why[l] =
+                sd.detect_bits(part,
+                               reinterpret_cast<uint8_t*>(out) + d_offsets[b],
+                               d_count_truncated ? &d_lane_trunc[l] : nullptr);
         for (size_t i = b; i < e; ++i) {
             why[i] = d_lane_why[l][i - b];
             if (i - b < d_lane_trunc[l].size())

@@ -24,11 +24,13 @@ namespace mimodet {
 class mimo_detector_impl : public mimo_detector
 {
 public:
+    //! cfg: the configuration the detectors run (with the stall bound's deadline, see
+    //! stall_bounded); user_deadline: the user gave psd a deadline (one GPU lane).
     mimo_detector_impl(const detector_config& cfg,
                        double bandwidth_mhz,
                        int cell_id,
                        bool soft_output,
-                       double slot_limit_us);
+                       bool user_deadline);
 
     int items_per_slot(int ns) const override;
     std::string backend() const override { return d_lanes.backend(); }
@@ -37,7 +39,8 @@ public:
     uint64_t untagged_slots() const override { return d_report.untagged.load(); }
     uint64_t truncated_slots() const override { return d_report.truncated.load(); }
 
-    //! start(): withdraws a cancellation left by stop(); stop(): cancels a running detect.
+    //! start(): withdraws a cancellation left by stop(); stop(): cancels a running
+    //! detect.
     bool start() override;
     bool stop() override;
 
@@ -61,12 +64,13 @@ private:
     int d_next_ns = 0;
     std::vector<gr::tag_t> d_item_tags; //!< reused by slot_of_item()
     slot_report d_report;               //!< the counters and the slots' output tags
-    std::vector<const gr_complex*> d_grid_ptrs; //!< [slot of the call][n_rx]
+    std::vector<const gr_complex*> d_grid_ptrs;            //!< [slot of the call][n_rx]
     std::vector<core::slot_detection::slot_input> d_batch; //!< the slots of a call
     std::vector<size_t> d_offsets; //!< [slot of the call]: its first output item; + end
     std::vector<std::vector<std::string>> d_lane_why; //!< per lane: its slots' errors
     std::vector<std::vector<size_t>> d_lane_trunc;    //!< per lane: truncated vectors
-    bool d_deadline; //!< psd with a deadline: one slot per lane and call
+    bool d_deadline; //!< psd with a deadline (the user's or the stall bound): one slot
+                     //!< per lane and call
     //! psd: count and tag truncated vectors (the deadline, the stall bound, the node
     //! budget)
     bool d_count_truncated;
@@ -74,7 +78,8 @@ private:
     const pmt::pmt_t d_cell_key;
     slot_cell d_cell; //!< the cell given, or of the slots' cell_id tags (cell_id -1)
     std::vector<gr::tag_t> d_cell_tags; //!< this call's cell_id tags (cell_id -1)
-    //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and slots.
+    //! MIMODET_CALL_TIMELINE only: per general_work() call, its start, duration and
+    //! slots.
     std::unique_ptr<core::call_timeline> d_timeline;
     //! Lane 0, and with the CUDA backend further lanes for other slots of a call.
     slot_lanes<core::slot_detection> d_lanes;

@@ -118,32 +118,15 @@ std::vector<run_result> run_carriers(const options& o,
         r.truncated = c.truncated_slots() - trunc0[k];
         r.est_bad = c.est_bad_slots() - est_bad0[k];
         r.sync_missed = c.sync ? c.sync->pss_missed() - missed0[k] : 0;
-        r.slots = c1[k].slots - c0[k].slots;
-        r.lost = c1[k].lost - c0[k].lost;
-        r.misaligned = c1[k].misaligned - c0[k].misaligned;
-        r.slots_per_s = r.slots / window_s;
-        r.mbit_per_s = (c1[k].bits - c0[k].bits) / window_s / 1e6;
-        r.ber = c1[k].bits > c0[k].bits
-                    ? double(c1[k].errors - c0[k].errors) / (c1[k].bits - c0[k].bits)
-                    : NAN;
-        r.first_ns = c.meter->first_ns();
-        r.first_k = c.meter->first_k();
         auto lat = c.meter->latencies_ms();
-        if (!lat.empty()) {
-            r.p50 = percentile(lat, 0.50);
-            r.p99 = percentile(lat, 0.99);
-            r.pmax = *std::max_element(lat.begin(), lat.end());
-            r.late = static_cast<uint64_t>(std::count_if(
-                lat.begin(), lat.end(), [](double ms) { return ms > 1.0; }));
-        }
-        const auto sub_p99 = sub_window_p99s(
-            c.meter->entry_exit(), rec0_ns, rec1_ns - rec0_ns, o.sub_window_s);
-        r.sub_windows = static_cast<int>(sub_p99.size());
-        for (double p : sub_p99) {
-            r.sub_held += p <= 1.0;
-            if (!(p <= r.sub_p99_worst))
-                r.sub_p99_worst = p;
-        }
+        set_meter_results(
+            r,
+            *c.meter,
+            c0[k],
+            c1[k],
+            lat,
+            sub_window_p99s(
+                c.meter->entry_exit(), rec0_ns, rec1_ns - rec0_ns, o.sub_window_s));
     }
     stop_and_wait(tb, state_ptrs);
     return res;

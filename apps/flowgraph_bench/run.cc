@@ -59,6 +59,36 @@ void stop_and_wait(gr::top_block_sptr tb, const std::vector<shared_state*>& stat
     watchdog.join();
 }
 
+void set_meter_results(run_result& r,
+                       const slot_meter& meter,
+                       const slot_meter::snapshot& c0,
+                       const slot_meter::snapshot& c1,
+                       std::vector<double>& lat_ms,
+                       const std::vector<double>& sub_p99)
+{
+    r.slots = c1.slots - c0.slots;
+    r.lost = c1.lost - c0.lost;
+    r.misaligned = c1.misaligned - c0.misaligned;
+    r.slots_per_s = r.slots / r.window_s;
+    r.mbit_per_s = (c1.bits - c0.bits) / r.window_s / 1e6;
+    r.ber = c1.bits > c0.bits ? double(c1.errors - c0.errors) / (c1.bits - c0.bits) : NAN;
+    r.first_ns = meter.first_ns();
+    r.first_k = meter.first_k();
+    if (!lat_ms.empty()) {
+        r.p50 = percentile(lat_ms, 0.50);
+        r.p99 = percentile(lat_ms, 0.99);
+        r.pmax = *std::max_element(lat_ms.begin(), lat_ms.end());
+        r.late = static_cast<uint64_t>(std::count_if(
+            lat_ms.begin(), lat_ms.end(), [](double ms) { return ms > 1.0; }));
+    }
+    r.sub_windows = static_cast<int>(sub_p99.size());
+    for (double p : sub_p99) {
+        r.sub_held += p <= 1.0;
+        if (!(p <= r.sub_p99_worst))
+            r.sub_p99_worst = p;
+    }
+}
+
 receiver_chain build_chain(const options& o,
                            gr::top_block_sptr tb,
                            const tx_data& tx,
@@ -386,33 +416,16 @@ run_one(const options& o, const run_env& env, const tx_data& tx, const run_confi
                    meter->entry_exit(), rec0_ns, rec1_ns - rec0_ns, o.sub_window_s);
     stop_and_wait(tb, { &st });
 
-    res.slots = c1.slots - c0.slots;
-    res.lost = c1.lost - c0.lost;
-    res.misaligned = c1.misaligned - c0.misaligned;
-    res.slots_per_s = res.slots / res.window_s;
-    res.mbit_per_s = (c1.bits - c0.bits) / res.window_s / 1e6;
-    res.ber =
-        c1.bits > c0.bits ? double(c1.errors - c0.errors) / (c1.bits - c0.bits) : NAN;
-    res.first_ns = meter->first_ns();
-    res.first_k = meter->first_k();
     if (soak) {
         soaked.all.add(lat); // the last stretch's remainder
+        lat.clear();
+    }
+    set_meter_results(res, *meter, c0, c1, lat, sub_p99);
+    if (soak) {
         res.p50 = soaked.all.percentile(0.50);
         res.p99 = soaked.all.percentile(0.99);
         res.pmax = soaked.all.max();
         res.late = soaked.all.above(1.0);
-    } else if (!lat.empty()) {
-        res.p50 = percentile(lat, 0.50);
-        res.p99 = percentile(lat, 0.99);
-        res.pmax = *std::max_element(lat.begin(), lat.end());
-        res.late = static_cast<uint64_t>(
-            std::count_if(lat.begin(), lat.end(), [](double ms) { return ms > 1.0; }));
-    }
-    res.sub_windows = static_cast<int>(sub_p99.size());
-    for (double p : sub_p99) {
-        res.sub_held += p <= 1.0;
-        if (!(p <= res.sub_p99_worst))
-            res.sub_p99_worst = p;
     }
     if (o.perf) {
         // The receiver block with the largest busy fraction (the source sleeps when paced

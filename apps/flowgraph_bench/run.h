@@ -112,6 +112,16 @@ receiver_chain build_chain(const options& o,
                            int cell_id,
                            const run_config& c);
 
+//! The run's counts, rates and BER from the meter's counters at the window's start (c0)
+//! and end (c1), its latency percentiles and late slots from lat_ms (reordered; empty:
+//! left as they are) and its sub-windows from their p99s. r.window_s must be set.
+void set_meter_results(run_result& r,
+                       const slot_meter& meter,
+                       const slot_meter::snapshot& c0,
+                       const slot_meter::snapshot& c1,
+                       std::vector<double>& lat_ms,
+                       const std::vector<double>& sub_p99);
+
 //! Ends the streams of states, then stop() + wait() on tb; if that takes over 30 s,
 //! reports it and exits.
 void stop_and_wait(gr::top_block_sptr tb, const std::vector<shared_state*>& states);

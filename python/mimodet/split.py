@@ -38,22 +38,26 @@ ZMQ_RECV_TIMEOUT_MS = 1
 ZMQ_BLOCKED_TIMER_MS = 1
 
 
-def stream_item_size(bandwidth_mhz, domain):
-    """Bytes of one antenna's stream item: a slot's grid (gr_complex[7 * n_sc]) or a
-    time-domain sample (gr_complex)."""
+def _slot_layout(bandwidth_mhz, domain):
+    """(bytes of one antenna's stream item, its items per slot): a slot's grid
+    (gr_complex[7 * n_sc]) once, or slot_samples time-domain samples (gr_complex)."""
     if domain not in DOMAINS:
         raise ValueError("domain must be one of %s, got %r" % (DOMAINS, domain))
+    num = lte_numerology.from_bandwidth(float(bandwidth_mhz))
     if domain == "samples":
-        return gr.sizeof_gr_complex
-    return gr.sizeof_gr_complex * 7 * lte_numerology.from_bandwidth(float(bandwidth_mhz)).n_sc
+        return gr.sizeof_gr_complex, num.slot_samples()
+    return gr.sizeof_gr_complex * 7 * num.n_sc, 1
+
+
+def stream_item_size(bandwidth_mhz, domain):
+    """Bytes of one antenna's stream item: a slot's grid or a time-domain sample."""
+    return _slot_layout(bandwidth_mhz, domain)[0]
 
 
 def network_rate_bytes_per_s(bandwidth_mhz, n_rx, domain):
     """Payload bytes per second one carrier sends in real time (2000 slots/s)."""
-    num = lte_numerology.from_bandwidth(float(bandwidth_mhz))
-    per_slot = (num.slot_samples() * gr.sizeof_gr_complex if domain == "samples"
-                else stream_item_size(bandwidth_mhz, domain))
-    return per_slot * int(n_rx) * 2000
+    item, per_slot = _slot_layout(bandwidth_mhz, domain)
+    return item * per_slot * int(n_rx) * 2000
 
 
 def add_carrier_arguments(parser, default_address):
@@ -79,17 +83,14 @@ def add_carrier_arguments(parser, default_address):
     return parser
 
 
-def _layout(bandwidth_mhz, n_rx, domain, address):
+def _checked_layout(bandwidth_mhz, n_rx, domain, address):
     """(bytes of one antenna's stream item, items per antenna and slot)."""
     if not 1 <= int(n_rx) <= 8:
         raise ValueError("n_rx must be 1..8, got %r" % (n_rx,))
     if not isinstance(address, str) or "://" not in address:
         raise ValueError("address must be a ZeroMQ endpoint such as 'tcp://*:5555' or "
                          "'tcp://radio-host:5555', got %r" % (address,))
-    item = stream_item_size(bandwidth_mhz, domain)
-    per_slot = (lte_numerology.from_bandwidth(float(bandwidth_mhz)).slot_samples()
-                if domain == "samples" else 1)
-    return item, per_slot
+    return _slot_layout(bandwidth_mhz, domain)
 
 
 class slot_stream_sink(gr.hier_block2):
@@ -99,7 +100,7 @@ class slot_stream_sink(gr.hier_block2):
     hwm: the socket's high-water mark in messages (-1: ZeroMQ's default, 1000)."""
 
     def __init__(self, bandwidth_mhz, n_rx, domain="grids", address="tcp://*:5555", hwm=-1):
-        item, per_slot = _layout(bandwidth_mhz, n_rx, domain, address)
+        item, per_slot = _checked_layout(bandwidth_mhz, n_rx, domain, address)
         n_rx = int(n_rx)
         gr.hier_block2.__init__(self, "slot_stream_sink",
                                 gr.io_signature(n_rx, n_rx, item), gr.io_signature(0, 0, 0))
@@ -124,7 +125,7 @@ class slot_stream_source(gr.hier_block2):
 
     def __init__(self, bandwidth_mhz, n_rx, domain="grids",
                  address="tcp://127.0.0.1:5555", hwm=-1):
-        item, per_slot = _layout(bandwidth_mhz, n_rx, domain, address)
+        item, per_slot = _checked_layout(bandwidth_mhz, n_rx, domain, address)
         n_rx = int(n_rx)
         gr.hier_block2.__init__(self, "slot_stream_source",
                                 gr.io_signature(0, 0, 0), gr.io_signature(n_rx, n_rx, item))

@@ -13,6 +13,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "detect/algorithm_registry.h" // the soft algorithms' names, for a message
 #include "detect/psd/psd_params.h" // the PSD parameter sets, bound read-only below
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
@@ -386,15 +387,10 @@ PYBIND11_MODULE(mimodet_python, m)
         .def(
             "detect_llr",
             [](detector& d, py::object H, py::object y, py::object nv, bool return_stats) {
-                if (!d.soft()) {
-                    std::string soft; // from the registry, as detector::detect_llr's
-                    for (const auto& a : detector_algorithms())
-                        if (detector_algorithm_soft(a))
-                            soft += (soft.empty() ? "" : ", ") + a;
+                if (!d.soft()) // the message of detector::detect_llr, as a ValueError
                     throw py::value_error("mimodet: detector '" + d.config().algorithm +
                                           "' gives hard bits only; use detect_bits (LLRs: " +
-                                          soft + ")");
-                }
+                                          core::soft_algorithm_names() + ")");
                 return run_detect<float>(
                     d, H, y, nv, return_stats, [&](auto& v, float* out, vector_stats* st) {
                         d.detect_llr(v.H.data(),
