@@ -139,7 +139,7 @@ class qa_psd_deadline(gr_unittest.TestCase):
 
     def test_007_block_stall_bound(self):
         # y x 30 (a gain step): every vector of the exact search is far outside the
-        # constellation and runs to the node budget (about 10 ms each on one core, 500 per
+        # constellation and runs to the node budget (a few ms each on one core, 500 per
         # slot: several seconds per slot with the budget alone). The block's stall bound
         # (slot_limit_us, default 2500 us, five slot times) ends each call after 2.5 ms per
         # slot it holds: 20 such slots take well under a second of detection (a bound of

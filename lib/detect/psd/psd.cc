@@ -395,7 +395,7 @@ private:
         const bool checks = d_node_budget != 0 || d_has_deadline || d_stop;
         const psd_se_problem pb = se_problem();
         se_state& st = d_se;
-        psd_se_begin(pb, st, d_N, nullptr, 0.0, psd_se_inf());
+        psd_se_begin(pb, st, d_N, nullptr, 0.0, psd_se_inf(), d_partials);
         for (;;) {
             // k > 0: rows k..N-1 are being enumerated (k = 0 takes a leaf next).
             if (st.k > 0 && checks) {
@@ -412,7 +412,7 @@ private:
                     return;
                 }
             }
-            if (!psd_se_step(pb, st))
+            if (!psd_se_step(pb, st, d_partials))
                 break;
         }
         stats.expanded += st.expanded;
@@ -441,6 +441,7 @@ private:
     std::vector<int> d_best;     //!< best vector: sorted-PAM index per row
     std::vector<int> d_real_label;
     se_state d_se;
+    psd_se_partials<psd_se_max_n> d_partials;
     std::vector<level_buffer> d_buf;
     std::vector<double> d_base;
     std::vector<int> d_digit;

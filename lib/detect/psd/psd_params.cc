@@ -69,11 +69,12 @@ uint32_t psd_default_node_budget(int n_tx, int omega)
     // Measured with apps/mimodet_psd_tail, 10^6 Rayleigh vectors per point
     // (docs/RELIABILITY.md). 4x4 64QAM at 10 dB: one vector in 10^5 needs about 2.2 M
     // path metrics (near-singular channels; the largest 6.2 M), so 64QAM from 3 antennas
-    // gets 2^22. Every other measured tail ends below 70 000 (4x4 16QAM at 5 dB: 49 480 for
+    // gets 3 x 2^20, which 5 in 10^6 reach and which one core runs through in a few
+    // milliseconds. Every other measured tail ends below 70 000 (4x4 16QAM at 5 dB: 49 480 for
     // the depth-first set, 69 696 for Algorithm 3's H100 set; 2x2 64QAM at 10 dB: 3 888),
     // and 2^18 leaves them a wide margin while ending a hostile vector within about 2 ms
     // of one core.
-    return omega >= 8 && n_tx >= 3 ? uint32_t(1) << 22 : uint32_t(1) << 18;
+    return omega >= 8 && n_tx >= 3 ? uint32_t(3) << 20 : uint32_t(1) << 18;
 }
 
 uint32_t psd_node_budget(int64_t requested, int n_tx, int omega)

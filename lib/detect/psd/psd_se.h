@@ -13,7 +13,8 @@
 //
 // The search is a state machine advanced one step at a time (psd_se_step): the GPU runs
 // one vector per thread and lets a thread that finishes take the next vector at once, so
-// the lanes of a warp stay busy whatever each vector's node count is. A search can also
+// the lanes of a warp stay busy whatever each vector's node count is. The CPU keeps
+// running interference sums (psd_se_partials) that give the same values with less work. A search can also
 // cover one subtree (psd_se_begin with a prefix) with an outer bound, so that the GPU can
 // spread a long search over many threads; psd_se_leaf_key orders the leaves as the
 // sequential search visits them, so the subtrees' results combine into its decision.
@@ -65,6 +66,24 @@ struct psd_se_state {
     uint32_t evaluated;  //!< path metrics (|Omega| per expanded node)
 };
 
+/*!
+ * The CPU's running interference sums (Ghasemmehdi and Agrell's recursion): row k's
+ * partial[k][j] = z_k minus R_ki s_i for i = N-1 down to j, the same operations in the
+ * same order as psd_se_start_level's direct sum, so a start recomputes only the rows
+ * whose symbols changed since its row was last started (usually one) and the values are
+ * bit for bit the GPU's. The GPU recomputes the sum (psd_se_no_partials), which keeps
+ * its state in registers.
+ */
+template <int NMAX>
+struct psd_se_partials {
+    double partial[NMAX][NMAX + 1];
+    int8_t stale[NMAX]; //!< partial[k][j] is out of date for j <= stale[k]
+};
+
+//! No running sums: every start computes its row's interference from the top row.
+struct psd_se_no_partials {
+};
+
 //! +inf without <cmath>'s constexpr questions on the device.
 MIMODET_HD inline double psd_se_inf() { return __builtin_huge_val(); }
 
@@ -75,14 +94,59 @@ MIMODET_HD inline double psd_se_inf() { return __builtin_huge_val(); }
 
 //! Row k's children, sorted by metric: |b - r v|^2 grows with |centre - v|, so they
 //! alternate outwards from the nearest level.
+//! z_k minus the interference of rows k+1..N-1, subtracted from the top row down.
 template <int NMAX>
-MIMODET_HD inline void
-psd_se_start_level(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, double parent)
+MIMODET_HD inline double
+psd_se_interference(const psd_se_problem& pb, const psd_se_state<NMAX>& st, int k, psd_se_no_partials&)
 {
-    const int N = pb.N;
     double b = pb.zk(k);
-    for (int j = k + 1; j < NMAX && j < N; ++j)
-        b = rn_sub(b, rn_mul(pb.r(k, j), pb.value[st.sym[j]]));
+    for (int j = NMAX - 1; j > k; --j)
+        if (j < pb.N)
+            b = rn_sub(b, rn_mul(pb.r(k, j), pb.value[st.sym[j]]));
+    return b;
+}
+
+//! The same value from the running sums; marks the row below as stale where this row's
+//! symbols above changed.
+template <int NMAX>
+inline double psd_se_interference(const psd_se_problem& pb,
+                                  const psd_se_state<NMAX>& st,
+                                  int k,
+                                  psd_se_partials<NMAX>& ps)
+{
+    double* partial = ps.partial[k];
+    const int stale = ps.stale[k];
+    for (int j = stale; j > k; --j)
+        partial[j] = rn_sub(partial[j + 1], rn_mul(pb.r(k, j), pb.value[st.sym[j]]));
+    if (k > 0 && ps.stale[k - 1] < stale)
+        ps.stale[k - 1] = static_cast<int8_t>(stale);
+    // Row k is started again only after a new child at row k+1.
+    ps.stale[k] = static_cast<int8_t>(k + 1);
+    return partial[k + 1];
+}
+
+//! Running sums at the start of a (sub)tree search: every row stale.
+template <int NMAX>
+MIMODET_HD inline void psd_se_reset(const psd_se_problem&, psd_se_no_partials&)
+{
+}
+template <int NMAX>
+inline void psd_se_reset(const psd_se_problem& pb, psd_se_partials<NMAX>& ps)
+{
+    for (int k = 0; k < NMAX && k < pb.N; ++k) {
+        ps.partial[k][pb.N] = pb.zk(k);
+        ps.stale[k] = static_cast<int8_t>(pb.N - 1);
+    }
+}
+
+template <int NMAX, class Partials = psd_se_no_partials>
+MIMODET_HD inline void psd_se_start_level(const psd_se_problem& pb,
+                                             psd_se_state<NMAX>& st,
+                                             int k,
+                                             double parent,
+                                             Partials&& ps = Partials{})
+{
+    const double b = psd_se_interference(pb, st, k, ps);
     const double r = pb.r(k, k);
     double centre = r > 0.0 ? rn_div(b, r) : 0.0;
     // Beyond the outermost levels only the side matters; the clamp keeps the rounding
@@ -93,9 +157,11 @@ psd_se_start_level(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, doub
     st.pm[k] = parent;
     st.b[k] = b;
     st.centre[k] = centre;
-    const double pos =
-        rn_add(rn_mul(rn_add(rn_mul(centre, pb.inv_scale), double(pb.P - 1)), 0.5), 0.5);
-    int nearest = static_cast<int>(__builtin_floor(pos));
+    // The nearest level's index, (centre / scale + P) / 2 rounded down. Truncation
+    // rounds down wherever the clamp keeps the result, and is one instruction where the
+    // host's baseline instruction set has no floor.
+    const double pos = rn_add(rn_mul(centre, 0.5 * pb.inv_scale), 0.5 * pb.P);
+    int nearest = static_cast<int>(pos);
     nearest = nearest < 0 ? 0 : (nearest > pb.P - 1 ? pb.P - 1 : nearest);
     st.lo[k] = static_cast<int8_t>(nearest);
     st.hi[k] = static_cast<int8_t>(nearest + 1);
@@ -165,13 +231,14 @@ MIMODET_HD inline auto psd_se_dispatch(int k, F&& f)
  * prefix). Children with a metric above bound are pruned. top >= 1. unrolled: the row
  * index as a compile-time constant (GPU).
  */
-template <int NMAX, bool unrolled = false>
+template <int NMAX, bool unrolled = false, class Partials = psd_se_no_partials>
 MIMODET_HD inline void psd_se_begin(const psd_se_problem& pb,
                                        psd_se_state<NMAX>& st,
                                        int top,
                                        const uint8_t* prefix,
                                        double prefix_metric,
-                                       double bound)
+                                       double bound,
+                                       Partials&& ps = Partials{})
 {
     st.d2 = psd_se_inf();
     st.bound = bound;
@@ -182,15 +249,17 @@ MIMODET_HD inline void psd_se_begin(const psd_se_problem& pb,
         if (j >= top)
             st.sym[j] = prefix[pb.N - 1 - j];
     st.k = top - 1;
+    psd_se_reset<NMAX>(pb, ps);
     if constexpr (unrolled)
-        psd_se_dispatch<NMAX>(st.k, [&](auto K) { psd_se_start_level(pb, st, K(), prefix_metric); });
+        psd_se_dispatch<NMAX>(st.k, [&](auto K) { psd_se_start_level(pb, st, K(), prefix_metric, ps); });
     else
-        psd_se_start_level(pb, st, st.k, prefix_metric);
+        psd_se_start_level(pb, st, st.k, prefix_metric, ps);
 }
 
 //! psd_se_step's work at row k (k = st.k).
-template <int NMAX>
-MIMODET_HD inline void psd_se_step_at(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k)
+template <int NMAX, class Partials>
+MIMODET_HD inline void
+psd_se_step_at(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, Partials& ps)
 {
     int idx = 0;
     double m = 0.0;
@@ -207,7 +276,7 @@ MIMODET_HD inline void psd_se_step_at(const psd_se_problem& pb, psd_se_state<NMA
     } else if (psd_se_next(pb, st, k, idx, m) && psd_se_inside(st, m)) {
         st.sym[k] = static_cast<uint8_t>(idx);
         st.k = k - 1;
-        psd_se_start_level(pb, st, k - 1, m);
+        psd_se_start_level(pb, st, k - 1, m, ps);
     } else {
         st.k = k + 1;
     }
@@ -220,13 +289,14 @@ MIMODET_HD inline void psd_se_step_at(const psd_se_problem& pb, psd_se_state<NMA
  * when no leaf was inside the bound). unrolled: the row index as a compile-time constant
  * (GPU), the same operations.
  */
-template <int NMAX, bool unrolled = false>
-MIMODET_HD inline bool psd_se_step(const psd_se_problem& pb, psd_se_state<NMAX>& st)
+template <int NMAX, bool unrolled = false, class Partials = psd_se_no_partials>
+MIMODET_HD inline bool
+psd_se_step(const psd_se_problem& pb, psd_se_state<NMAX>& st, Partials&& ps = Partials{})
 {
     if constexpr (unrolled)
-        psd_se_dispatch<NMAX>(st.k, [&](auto K) { psd_se_step_at(pb, st, K()); });
+        psd_se_dispatch<NMAX>(st.k, [&](auto K) { psd_se_step_at(pb, st, K(), ps); });
     else
-        psd_se_step_at(pb, st, st.k);
+        psd_se_step_at(pb, st, st.k, ps);
     return st.k < st.top;
 }
 
