@@ -85,7 +85,7 @@ inline batch standard_batch(int n_tx, int n_rx, modulation mod, uint64_t seed)
 //! f(n_mat, n_sym) for the odd batch shapes: one vector; one matrix with many symbols;
 //! ragged sizes; n_sym = 1 and 13 with more vectors than one chunk (2^16), so several
 //! chunks and all streams are used (sanitizer sizes: just past the single-copy limit of
-//! 2^14 vectors, still three chunks on the three streams).
+//! 2^14 vectors, still several chunks on all three streams).
 template <typename F>
 void for_each_odd_shape(F&& f)
 {
