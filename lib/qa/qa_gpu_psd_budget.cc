@@ -14,8 +14,8 @@
 //    decision.
 //  - The default budget leaves realistic inputs exact, and bounds hostile ones.
 // Under MIMODET_QA_SANITIZER_SIZES (qa_gpu_common.h) the batches are smaller: a budget
-// still ends searches in each case, and the hostile 64QAM vectors still reach the default
-// budget (each a few million path metrics).
+// still ends searches in each case, and most vectors of the one hostile 64QAM matrix still
+// reach the default budget (a few million path metrics each).
 
 #include "detect/psd/psd_params.h"
 #include "qa_common.h"
