@@ -10,7 +10,8 @@
 // exits with qa::k_skip_return_code, which ctest reports as "Not Run (Skipped)"
 // (SKIP_RETURN_CODE in lib/CMakeLists.txt): a GPU test program must not count as passed
 // where its GPU tests did not run. Host-only tests of the program still ran and any
-// failure among them still fails the program.
+// failure among them still fails the program. Under MIMODET_QA_SANITIZER_SIZES it says
+// so first, so that a log shows which sizes ran.
 
 #include "qa_gpu_common.h"
 #include <gnuradio/mimodet/detector.h>
@@ -20,6 +21,8 @@
 int main(int argc, char** argv)
 {
     testing::InitGoogleTest(&argc, argv);
+    if (qa::sanitizer_sizes())
+        std::printf("MIMODET_QA_SANITIZER_SIZES: the smaller sanitizer sizes\n");
     const int rc = RUN_ALL_TESTS();
     if (rc != 0 || gr::mimodet::cuda_device_count() > 0)
         return rc;

@@ -6,7 +6,8 @@
  */
 
 // Shared pieces of the GPU-vs-CPU tests (qa_gpu_*.cc): the skip without a CUDA device,
-// the standard batches, the odd batch shapes and the rank-deficient channels.
+// the sanitizer sizes, the standard batches, the odd batch shapes and the rank-deficient
+// channels.
 
 #ifndef INCLUDED_MIMODET_QA_GPU_COMMON_H
 #define INCLUDED_MIMODET_QA_GPU_COMMON_H
@@ -14,6 +15,8 @@
 #include "qa_common.h"
 #include <gtest/gtest.h>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace qa {
@@ -30,6 +33,34 @@ constexpr int k_skip_return_code = 77;
             GTEST_SKIP() << "no CUDA device";                                            \
     } while (0)
 
+/*!
+ * True where MIMODET_QA_SANITIZER_SIZES is set to anything but "" or "0": the GPU tests
+ * then run smaller problems (sanitizer_size), for compute-sanitizer, under which the
+ * kernels run 100-1000 times slower (scripts/measure/reliability-device-run sets it).
+ * Read once, in this one place; the library never reads it.
+ */
+inline bool sanitizer_sizes()
+{
+    static const bool on = [] {
+        const char* v = std::getenv("MIMODET_QA_SANITIZER_SIZES");
+        return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+    }();
+    return on;
+}
+
+/*!
+ * normal, or small under sanitizer_sizes(). A test shrinks with it only what does not
+ * change which kernels it launches and what it asserts: slots, subcarriers, random
+ * instances, a modulation where the case is not about the modulation. Problems that
+ * choose a code path keep it (several chunks: more than 2^14 vectors; a long search; a
+ * deadline that is reached).
+ */
+template <typename T>
+T sanitizer_size(T normal, T small)
+{
+    return sanitizer_sizes() ? small : normal;
+}
+
 inline const modulation k_gpu_mods[] = { modulation::qpsk,
                                           modulation::qam16,
                                           modulation::qam64 };
@@ -44,20 +75,27 @@ void for_each_standard_size(F&& f)
             f(s[0], s[1], mod);
 }
 
-//! 15000 matrices x 7 symbols (one LTE slot per subcarrier) over 0-30 dB.
+//! 15000 matrices x 7 symbols (one LTE slot per subcarrier) over 0-30 dB (sanitizer
+//! sizes: 60 matrices).
 inline batch standard_batch(int n_tx, int n_rx, modulation mod, uint64_t seed)
 {
-    return make_batch(n_tx, n_rx, mod, 15000, 7, 0.0, 30.0, seed);
+    return make_batch(n_tx, n_rx, mod, sanitizer_size(15000, 60), 7, 0.0, 30.0, seed);
 }
 
 //! f(n_mat, n_sym) for the odd batch shapes: one vector; one matrix with many symbols;
-//! ragged sizes; n_sym = 1 with more vectors than one chunk (2^16), so several chunks
-//! and all streams are used.
+//! ragged sizes; n_sym = 1 and 13 with more vectors than one chunk (2^16), so several
+//! chunks and all streams are used (sanitizer sizes: just past the single-copy limit of
+//! 2^14 vectors, still several chunks on all three streams).
 template <typename F>
 void for_each_odd_shape(F&& f)
 {
-    const int shapes[][2] = { { 1, 1 },    { 1, 7 },      { 1, 5000 }, { 37, 3 },
-                              { 1001, 1 }, { 100003, 1 }, { 9999, 13 } };
+    const int shapes[][2] = { { 1, 1 },
+                              { 1, 7 },
+                              { 1, sanitizer_size(5000, 700) },
+                              { 37, 3 },
+                              { 1001, 1 },
+                              { sanitizer_size(100003, 17001), 1 },
+                              { sanitizer_size(9999, 1301), 13 } };
     for (const auto& s : shapes)
         f(s[0], s[1]);
 }

@@ -7,11 +7,14 @@
 
 // CUDA PSD against the CPU PSD (same algorithm: same bits up to exact metric ties, same
 // node counts) and exhaustive ML (ctest label "gpu"); every test skips where there is
-// no CUDA device.
+// no CUDA device. Under MIMODET_QA_SANITIZER_SIZES (qa_gpu_common.h) the batches are
+// smaller, with the same sets, kernels and checks (the long searches that the SE kernels
+// spread over tasks included).
 
 #include "detect/backend.h"
 #include "detect/psd/psd_params.h"
 #include "qa_common.h"
+#include "qa_gpu_common.h"
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <cstdio>
@@ -143,8 +146,10 @@ void expect_same_as_cpu(const qa::batch& b,
             stats_differ +=
                 sg[v].expanded != sc[v].expanded || sg[v].evaluated != sc[v].evaluated;
     }
+    // 1 in 10^4; rounded up for the sanitizer sizes' batches of a few hundred vectors.
+    const size_t allowed = qa::sanitizer_sizes() ? (n_vec + 9999) / 10000 : n_vec / 10000;
     if (sorted_qr != 1)
-        EXPECT_LE(stats_differ, n_vec / 10000) << what << ": node counts differ";
+        EXPECT_LE(stats_differ, allowed) << what << ": node counts differ";
     const int nb = b.n_tx * static_cast<int>(b.mod);
     std::printf("%s: %zu vectors, %d differ (metric ties), %zu with other node counts\n",
                 what.c_str(),
@@ -171,7 +176,8 @@ TEST(gpu_psd, two_by_two_matches_cpu_and_ml)
     uint64_t seed = 100;
     for (auto mod : k_mods)
         for (const auto& s : sets_for(2, mod)) {
-            const auto b = qa::make_batch(2, 2, mod, 15000, 7, 0.0, 30.0, ++seed);
+            const auto b = qa::make_batch(
+                2, 2, mod, qa::sanitizer_size(15000, 60), 7, 0.0, 30.0, ++seed);
             expect_same_as_cpu(b, s.params, -1, name(2, 2, mod, s.name, 0));
             expect_ml(b, s.params, -1, name(2, 2, mod, s.name, 0));
         }
@@ -185,8 +191,9 @@ TEST(gpu_psd, four_by_four_matches_cpu)
     uint64_t seed = 200;
     for (auto mod : k_mods)
         for (const auto& s : sets_for(4, mod)) {
-            const int n_mat =
-                mod == modulation::qam64 && !s.params.lvl.empty() ? 3000 : 15000;
+            const int n_mat = mod == modulation::qam64 && !s.params.lvl.empty()
+                                  ? qa::sanitizer_size(3000, 30)
+                                  : qa::sanitizer_size(15000, 60);
             const auto b = qa::make_batch(4, 4, mod, n_mat, 7, 0.0, 30.0, ++seed);
             expect_same_as_cpu(b, s.params, -1, name(4, 4, mod, s.name, 0));
         }
@@ -199,7 +206,8 @@ TEST(gpu_psd, four_by_four_is_ml)
     uint64_t seed = 300;
     for (auto mod : { modulation::qpsk, modulation::qam16 })
         for (const auto& s : sets_for(4, mod)) {
-            const int n_mat = mod == modulation::qpsk ? 15000 : 3000;
+            const int n_mat = mod == modulation::qpsk ? qa::sanitizer_size(15000, 60)
+                                                      : qa::sanitizer_size(3000, 20);
             const auto b = qa::make_batch(4, 4, mod, n_mat, 7, 0.0, 30.0, ++seed);
             expect_ml(b, s.params, -1, name(4, 4, mod, s.name, 0));
         }
@@ -212,7 +220,9 @@ TEST(gpu_psd, sorted_qr_matches_cpu)
     for (int nt : { 2, 4 })
         for (auto mod : k_mods)
             for (const auto& s : sets_for(nt, mod)) {
-                const int n_mat = nt == 4 && mod == modulation::qam64 ? 1000 : 3000;
+                const int n_mat = nt == 4 && mod == modulation::qam64
+                                      ? qa::sanitizer_size(1000, 15)
+                                      : qa::sanitizer_size(3000, 30);
                 const auto b = qa::make_batch(nt, nt, mod, n_mat, 7, 0.0, 30.0, ++seed);
                 expect_same_as_cpu(b, s.params, 1, name(nt, nt, mod, s.name, 1));
             }
@@ -246,7 +256,8 @@ TEST(gpu_psd, other_antenna_counts_and_parameters)
     };
     uint64_t seed = 500;
     for (const auto& c : cases) {
-        const auto b = qa::make_batch(c.nt, c.nr, c.mod, c.n_mat, 7, 0.0, 30.0, ++seed);
+        const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 20));
+        const auto b = qa::make_batch(c.nt, c.nr, c.mod, n_mat, 7, 0.0, 30.0, ++seed);
         const std::string what = name(c.nt, c.nr, c.mod, core::psd_to_string(c.p.lvl), 0);
         expect_same_as_cpu(b, c.p, -1, what);
         if (c.nt <= 2 || (c.nt <= 4 && c.mod == modulation::qpsk))
@@ -257,23 +268,12 @@ TEST(gpu_psd, other_antenna_counts_and_parameters)
 TEST(gpu_psd, odd_batch_shapes)
 {
     SKIP_WITHOUT_GPU();
-    struct shape {
-        int n_mat, n_sym;
-    };
-    // One vector; one matrix with many symbols; ragged sizes; n_sym = 1 with more
-    // vectors than one chunk (2^16), so several chunks and all streams are used.
-    const shape shapes[] = { { 1, 1 },    { 1, 7 },      { 1, 5000 }, { 37, 3 },
-                             { 1001, 1 }, { 100003, 1 }, { 9999, 13 } };
     uint64_t seed = 600;
-    for (const auto& s : shapes) {
+    qa::for_each_odd_shape([&](int n_mat, int n_sym) {
         const auto b =
-            qa::make_batch(4, 4, modulation::qam16, s.n_mat, s.n_sym, 0.0, 30.0, ++seed);
-        expect_same_as_cpu(b,
-                           {},
-                           -1,
-                           "4x4 16qam n_mat=" + std::to_string(s.n_mat) +
-                               " n_sym=" + std::to_string(s.n_sym));
-    }
+            qa::make_batch(4, 4, modulation::qam16, n_mat, n_sym, 0.0, 30.0, ++seed);
+        expect_same_as_cpu(b, {}, -1, "4x4 16qam " + qa::shape_name(n_mat, n_sym));
+    });
 }
 
 TEST(gpu_psd, singular_channels_give_valid_bits)
@@ -281,7 +281,8 @@ TEST(gpu_psd, singular_channels_give_valid_bits)
     SKIP_WITHOUT_GPU();
     for (auto mod : k_mods)
         for (int sorted_qr : { 0, 1 }) {
-            auto b = qa::make_batch(4, 4, mod, 60, 7, 10.0, 10.0, 700 + int(mod));
+            auto b = qa::make_batch(
+                4, 4, mod, qa::sanitizer_size(60, 12), 7, 10.0, 10.0, 700 + int(mod));
             const int nt = b.n_tx, nr = b.n_rx;
             for (int m = 0; m < b.n_mat; ++m) {
                 qa::cf* h = &b.H[static_cast<size_t>(m) * nr * nt];
@@ -362,9 +363,11 @@ TEST(gpu_psd, buffers_are_reused_across_batch_sizes)
     const auto mod = modulation::qam16;
     auto gpu = make_psd(4, 4, mod, "cuda");
     auto cpu = make_psd(4, 4, mod, "cpu");
-    const auto mid = qa::make_batch(4, 4, mod, 3000, 7, 0.0, 30.0, 801);
+    const auto mid =
+        qa::make_batch(4, 4, mod, qa::sanitizer_size(3000, 60), 7, 0.0, 30.0, 801);
     const auto small = qa::make_batch(4, 4, mod, 5, 2, 0.0, 30.0, 802);
-    const auto large = qa::make_batch(4, 4, mod, 20000, 7, 0.0, 30.0, 803);
+    const auto large =
+        qa::make_batch(4, 4, mod, qa::sanitizer_size(20000, 200), 7, 0.0, 30.0, 803);
     // Grow, shrink (buffers kept), grow past the first size, then repeat: every answer
     // must be the CPU's and a repeated batch must give identical bits.
     const auto g_mid = qa::run_bits(*gpu, mid);
@@ -515,7 +518,8 @@ TEST(gpu_psd, warp_kernel_matches_block_kernel_and_cpu)
     };
     uint64_t seed = 1100;
     for (const auto& c : cases) {
-        const auto b = qa::make_batch(c.nt, c.nt, c.mod, c.n_mat, 7, 0.0, 30.0, ++seed);
+        const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 20));
+        const auto b = qa::make_batch(c.nt, c.nt, c.mod, n_mat, 7, 0.0, 30.0, ++seed);
         const std::string what =
             name(c.nt, c.nt, c.mod, c.p.lvl.empty() ? "preset" : core::psd_to_string(c.p.lvl), 0);
         std::vector<uint8_t> wb, bb;
@@ -535,7 +539,8 @@ TEST(gpu_psd, warp_kernel_matches_block_kernel_and_cpu)
         }
     }
     // Sorted QR through the warp kernel.
-    const auto b = qa::make_batch(4, 4, modulation::qam16, 2000, 7, 0.0, 30.0, 1199);
+    const auto b = qa::make_batch(
+        4, 4, modulation::qam16, qa::sanitizer_size(2000, 20), 7, 0.0, 30.0, 1199);
     const kernel_override force("warp");
     expect_same_as_cpu(b, {}, 1, name(4, 4, modulation::qam16, "preset [warp]", 1));
 }
@@ -560,7 +565,9 @@ TEST(gpu_psd, warp_kernel_stats_and_odd_shapes)
     struct shape {
         int n_mat, n_sym;
     };
-    const shape shapes[] = { { 1, 1 }, { 1, 3 }, { 37, 3 }, { 100003, 1 } };
+    const shape shapes[] = {
+        { 1, 1 }, { 1, 3 }, { 37, 3 }, { qa::sanitizer_size(100003, 17001), 1 }
+    };
     uint64_t seed = 1210;
     for (const auto& s : shapes) {
         const auto bs =
@@ -572,7 +579,8 @@ TEST(gpu_psd, warp_kernel_stats_and_odd_shapes)
                                " n_sym=" + std::to_string(s.n_sym));
     }
     // Singular channels: valid bits, still a least-squares minimiser.
-    auto sb = qa::make_batch(4, 4, modulation::qam16, 60, 7, 10.0, 10.0, 1220);
+    auto sb = qa::make_batch(
+        4, 4, modulation::qam16, qa::sanitizer_size(60, 12), 7, 10.0, 10.0, 1220);
     for (int m = 0; m < sb.n_mat; ++m)
         for (int r = 0; r < 4; ++r)
             for (int c = 0; c < 4; ++c)
@@ -597,14 +605,16 @@ TEST(gpu_psd, kernel_variant_selection)
         return psd_params{};
     }();
     ASSERT_FALSE(cfg6.lvl.empty());
-    const auto b = qa::make_batch(4, 4, modulation::qam64, 200, 7, 0.0, 30.0, 1301);
+    const auto b = qa::make_batch(
+        4, 4, modulation::qam64, qa::sanitizer_size(200, 10), 7, 0.0, 30.0, 1301);
     {
         const kernel_override force("warp");
         EXPECT_THROW(make_psd(4, 4, modulation::qam64, "cuda", cfg6), std::invalid_argument);
         EXPECT_EQ(make_psd(4, 4, modulation::qam64, "auto", cfg6)->backend(), "cpu");
         // A large leaf (8192 entries) is the block's by default, but runs when forced.
         const psd_params big_leaf{ { 9, 7, 1 }, { 1, 2 } };
-        const auto bl = qa::make_batch(4, 4, modulation::qam16, 300, 7, 0.0, 30.0, 1302);
+        const auto bl = qa::make_batch(
+            4, 4, modulation::qam16, qa::sanitizer_size(300, 10), 7, 0.0, 30.0, 1302);
         expect_same_as_cpu(bl, big_leaf, -1, "4x4 16qam {9, 7, 1} [warp]");
     }
     {
@@ -629,7 +639,8 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
     // same decision for every vector, also for the long searches that the GPU spreads
     // over tasks (low SNR, 64QAM), ties included; the same node counts for the short ones
     // (the GPU counts a spread search's work, which depends on the schedule). 2, 4 and 8
-    // antennas cover the three instantiations.
+    // antennas cover the three instantiations. Sanitizer sizes: a tenth of the matrices
+    // (the first shape still has about 80 searches of more than 1000 nodes).
     struct shape {
         int nt;
         modulation mod;
@@ -641,7 +652,13 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
                              shape{ 4, modulation::qam16, 0.0, 25.0, 300 },
                              shape{ 2, modulation::qam64, 0.0, 20.0, 300 },
                              shape{ 8, modulation::qpsk, 0.0, 20.0, 100 } }) {
-        const auto b = qa::make_batch(sh.nt, sh.nt, sh.mod, sh.n_mat, 7, sh.snr_lo, sh.snr_hi,
+        const auto b = qa::make_batch(sh.nt,
+                                      sh.nt,
+                                      sh.mod,
+                                      qa::sanitizer_size(sh.n_mat, sh.n_mat / 10),
+                                      7,
+                                      sh.snr_lo,
+                                      sh.snr_hi,
                                       1400 + sh.nt);
         auto gpu = make_psd(sh.nt, sh.nt, sh.mod, "cuda", core::psd_cpu_tuned(sh.nt));
         auto cpu = make_psd(sh.nt, sh.nt, sh.mod, "cpu", core::psd_cpu_tuned(sh.nt));

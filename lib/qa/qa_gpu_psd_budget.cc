@@ -13,6 +13,9 @@
 //    counts its tasks together, so there only the unflagged vectors must be the exact
 //    decision.
 //  - The default budget leaves realistic inputs exact, and bounds hostile ones.
+// Under MIMODET_QA_SANITIZER_SIZES (qa_gpu_common.h) the batches are smaller: a budget
+// still ends searches in each case, and most vectors of the one hostile 64QAM matrix still
+// reach the default budget (a few million path metrics each).
 
 #include "detect/psd/psd_params.h"
 #include "qa_common.h"
@@ -75,7 +78,8 @@ struct env_kernel {
 TEST(gpu_psd_budget, algorithm3_stops_where_the_cpu_does)
 {
     QA_SKIP_WITHOUT_GPU();
-    const auto b = qa::make_batch(4, 4, modulation::qam16, 300, 7, 0.0, 8.0, 51);
+    const auto b = qa::make_batch(
+        4, 4, modulation::qam16, qa::sanitizer_size(300, 40), 7, 0.0, 8.0, 51);
     const auto p = core::psd_gpu_preset(4, 4);
     ASSERT_FALSE(core::psd_is_depth_first(p));
     const result exact = qa::run_with_stats(*make_psd(b, "cpu", 0, p), b);
@@ -98,7 +102,8 @@ TEST(gpu_psd_budget, depth_first_first_pass_stops_where_the_cpu_does)
     // Budgets below the first pass's spread point (128 expansions, |Omega| path metrics
     // each): every vector the budget ends, ends in the first pass.
     for (modulation mod : { modulation::qam16, modulation::qam64 }) {
-        const auto b = qa::make_batch(4, 4, mod, 300, 7, 0.0, 10.0, 53);
+        const auto b =
+            qa::make_batch(4, 4, mod, qa::sanitizer_size(300, 40), 7, 0.0, 10.0, 53);
         const auto p = core::psd_cpu_tuned(4);
         const uint32_t spread = 128u * constellation::get(mod).pam_order();
         for (uint32_t budget : { spread / 8, spread / 2 }) {
@@ -114,7 +119,8 @@ TEST(gpu_psd_budget, depth_first_first_pass_stops_where_the_cpu_does)
 TEST(gpu_psd_budget, depth_first_spread_searches_stay_exact_where_unflagged)
 {
     QA_SKIP_WITHOUT_GPU();
-    const auto b = qa::make_batch(4, 4, modulation::qam64, 300, 7, -5.0, 8.0, 57);
+    const auto b = qa::make_batch(
+        4, 4, modulation::qam64, qa::sanitizer_size(300, 40), 7, -5.0, 8.0, 57);
     const auto p = core::psd_cpu_tuned(4);
     const result exact = qa::run_with_stats(*make_psd(b, "cpu", 0, p), b);
     const uint32_t budget = std::max(quantile(exact, 0.95), 4096u);
@@ -142,7 +148,8 @@ TEST(gpu_psd_budget, default_leaves_realistic_inputs_exact_and_bounds_hostile_on
     QA_SKIP_WITHOUT_GPU();
     for (modulation mod : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
         const double snr = mod == modulation::qpsk ? 0.0 : (mod == modulation::qam16 ? 5.0 : 10.0);
-        const auto b = qa::make_batch(4, 4, mod, 400, 7, snr, snr + 10.0, 59);
+        const auto b = qa::make_batch(
+            4, 4, mod, qa::sanitizer_size(400, 40), 7, snr, snr + 10.0, 59);
         const auto p = core::psd_resolve({}, {}, 4, constellation::get(mod).pam_order(), true);
         const result exact = qa::run_with_stats(*make_psd(b, "cpu", 0, p), b);
         const result g = qa::run_with_stats(*make_psd(b, "cuda", -1, p), b);
@@ -150,7 +157,7 @@ TEST(gpu_psd_budget, default_leaves_realistic_inputs_exact_and_bounds_hostile_on
         EXPECT_EQ(g.bits, exact.bits) << to_string(mod);
 
         // y x 30: the default budget ends the long searches; every vector gets bits.
-        auto h = qa::make_batch(4, 4, mod, 50, 7, 20.0, 20.0, 61);
+        auto h = qa::make_batch(4, 4, mod, qa::sanitizer_size(50, 1), 7, 20.0, 20.0, 61);
         for (auto& y : h.y)
             y *= 30.0f;
         const result hg = qa::run_with_stats(*make_psd(h, "cuda", -1, p), h);

@@ -13,10 +13,15 @@
 // (Babai) fallback (expanded = 0, evaluated = N, flagged): their bits must equal the
 // CPU PSD's fallback for the same vector and an independent SIC written here on the
 // public QR helpers (qr.h). Both kernel variants (warp, block).
+// Under MIMODET_QA_SANITIZER_SIZES (qa_gpu_common.h) the batches are smaller; the tiny
+// budget's batch keeps more than 2^14 vectors (several chunks, and more vectors than the
+// persistent blocks and warps take at once, so that most start after the deadline), at
+// 16QAM and 0-5 dB, whose exact searches are about a seventh of 64QAM's at 6-10 dB.
 
 #include "detect/psd/psd_params.h"
 #include "detect/qr.h"
 #include "qa_common.h"
+#include "qa_gpu_common.h"
 #include "qa_psd_deadline_common.h"
 #include <gtest/gtest.h>
 #include <algorithm>
@@ -145,7 +150,8 @@ size_t expect_prefix_of_exact(const qa::batch& b,
 TEST(gpu_psd_deadline, none_is_exact)
 {
     SKIP_WITHOUT_GPU();
-    const auto b = qa::make_batch(4, 4, modulation::qam16, 300, 7, 5.0, 20.0, 31);
+    const auto b = qa::make_batch(
+        4, 4, modulation::qam16, qa::sanitizer_size(300, 40), 7, 5.0, 20.0, 31);
     auto ml = qa::make("ml", 4, 4, modulation::qam16);
     const auto ml_bits = qa::run_bits(*ml, b);
     for (const char* variant : { "warp", "block", "se" }) {
@@ -172,8 +178,12 @@ TEST(gpu_psd_deadline, tiny_budget_truncates_and_stays_bounded)
 {
     SKIP_WITHOUT_GPU();
     // 4x4 64QAM at low SNR, a 20 MHz slot's worth of vectors four times over (several
-    // chunks on several streams: they share the call's deadline).
-    const auto b = qa::make_batch(4, 4, modulation::qam64, 4 * 1200, 7, 6.0, 10.0, 47);
+    // chunks on several streams: they share the call's deadline). Sanitizer sizes: 21000
+    // vectors of 16QAM at 0-5 dB.
+    const auto b =
+        qa::sanitizer_sizes()
+            ? qa::make_batch(4, 4, modulation::qam16, 3000, 7, 0.0, 5.0, 47)
+            : qa::make_batch(4, 4, modulation::qam64, 4 * 1200, 7, 6.0, 10.0, 47);
     const auto sic = reference_sic(b, qr_kind::plain);
     for (const char* variant : { "warp", "block", "se" }) {
         const kernel_variant kv(variant);
@@ -230,7 +240,8 @@ TEST(gpu_psd_deadline, sic_fallback_matches_cpu)
                           sys{ modulation::qam16, 5.0, 20.0 },
                           sys{ modulation::qpsk, 0.0, 5.0 } })
         for (int sorted : { 0, 1 }) {
-            const auto b = qa::make_batch(4, 4, y.mod, 1200, 7, y.snr_lo, y.snr_hi, 53);
+            const auto b = qa::make_batch(
+                4, 4, y.mod, qa::sanitizer_size(1200, 72), 7, y.snr_lo, y.snr_hi, 53);
             const auto cpu_ref = reference_sic(b, sorted ? qr_kind::sorted : qr_kind::plain);
             auto cpu_det = make_psd(b, "cpu", 1e-3, sorted);
             const result cpu = run_with_stats(*cpu_det, b);

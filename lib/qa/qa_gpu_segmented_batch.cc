@@ -10,7 +10,9 @@
 // bits, LLRs and PSD node counts, for every CUDA detector; large segments span several
 // chunks and all streams, a small call is one chunk spanning its segments (several
 // where it has more pieces than a chunk's segment_map holds). (qa_gpu_<algorithm> tests
-// show that one call per segment equals the CPU.)
+// show that one call per segment equals the CPU.) Under MIMODET_QA_SANITIZER_SIZES
+// (qa_gpu_common.h) the segments are smaller, the large one still spans several chunks,
+// and the LTE slots are 1.4 MHz ones.
 
 #include "qa_gpu_common.h"
 #include "receiver/slot_detection.h"
@@ -27,11 +29,24 @@ using gr::mimodet::lte_numerology;
 namespace {
 
 // A 20 MHz slot's groups (7, 6, 5, 4 data symbols) twice, ragged and empty segments, and
-// one segment larger than a chunk (2^16 vectors).
-const std::vector<batch_segment> k_segments = {
-    { 800, 7 }, { 200, 6 }, { 128, 5 }, { 72, 4 }, { 0, 7 },   { 1, 1 },
-    { 800, 7 }, { 200, 6 }, { 37, 3 },  { 5, 0 },  { 70001, 1 }, { 9, 13 }
-};
+// one segment larger than a chunk (2^16 vectors). Sanitizer sizes: smaller groups, and a
+// call just past the single-copy limit (2^14 vectors), whose large segment still spans
+// three chunks.
+const size_t k_group = sanitizer_size<size_t>(800, 40),
+             k_rest = sanitizer_size<size_t>(200, 20);
+const std::vector<batch_segment> k_segments = { { k_group, 7 },
+                                                { k_rest, 6 },
+                                                { 128, 5 },
+                                                { 72, 4 },
+                                                { 0, 7 },
+                                                { 1, 1 },
+                                                { k_group, 7 },
+                                                { k_rest, 6 },
+                                                { 37, 3 },
+                                                { 5, 0 },
+                                                { sanitizer_size<size_t>(70001, 17001),
+                                                  1 },
+                                                { 9, 13 } };
 
 // A small call (far below the single-copy limit of 2^14 vectors) of 44 segments whose
 // neighbours differ in n_sym: more pieces than one chunk's map holds (16), so the call
@@ -51,12 +66,14 @@ std::vector<batch_segment> many_small_segments()
     return segs;
 }
 
-//! Slots ns of a 20 MHz cell with n_tx ports as slot_detection gives them to the
-//! detector: one segment per subcarrier group, slot after slot.
+//! Slots ns of a 20 MHz cell (sanitizer sizes: 1.4 MHz) with n_tx ports as
+//! slot_detection gives them to the detector: one segment per subcarrier group, slot
+//! after slot.
 std::vector<batch_segment>
 lte_slot_segments(int n_tx, int n_rx, const std::vector<int>& ns)
 {
-    const lte_grid grid(lte_numerology::from_bandwidth(20), n_tx, 1);
+    const lte_grid grid(
+        lte_numerology::from_bandwidth(sanitizer_size(20.0, 1.4)), n_tx, 1);
     detector_config cfg;
     cfg.backend = backend_kind::cpu; // only its configuration matters here
     const gr::mimodet::core::slot_detection sd(
@@ -128,7 +145,7 @@ TEST(gpu_segmented_batch, lte_slots_in_one_call)
             expect_segmented_equals_per_segment(c.det,
                                                 c.det,
                                                 s,
-                                                c.name + " 20 MHz slots " +
+                                                c.name + " LTE slots " +
                                                     std::to_string(ns.front()) + ".." +
                                                     std::to_string(ns.back()));
         }

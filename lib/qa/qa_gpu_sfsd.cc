@@ -7,7 +7,8 @@
 
 // CUDA SFSD against the CPU SFSD (same list, same max-log LLRs; ctest label "gpu"):
 // LLRs within 1e-3 relative and identical hard decisions. Every test skips where there
-// is no CUDA device.
+// is no CUDA device. Under MIMODET_QA_SANITIZER_SIZES (qa_gpu_common.h) the batches are
+// smaller, with the same configurations (every list layout, chunked candidates included).
 
 #include "qa_gpu_common.h"
 #include <gtest/gtest.h>
@@ -147,7 +148,8 @@ TEST(gpu_sfsd, matches_cpu_other_parameters_and_sizes)
     };
     uint64_t seed = 1300;
     for (const auto& c : cases) {
-        const auto b = qa::make_batch(c.nt, c.nr, c.mod, c.n_mat, 7, 0.0, 30.0, ++seed);
+        const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 20));
+        const auto b = qa::make_batch(c.nt, c.nr, c.mod, n_mat, 7, 0.0, 30.0, ++seed);
         expect_same_as_cpu(b, c.p, name(c.nt, c.nr, c.mod, c.p));
     }
 }
@@ -171,7 +173,8 @@ TEST(gpu_sfsd, singular_channels_give_finite_llrs)
     // validity is checked.
     for (auto mod : qa::k_gpu_mods)
         for (float clip : { 0.0f, 6.0f }) {
-            auto b = qa::make_batch(4, 4, mod, 60, 7, 10.0, 10.0, 1500 + int(mod));
+            auto b = qa::make_batch(
+                4, 4, mod, qa::sanitizer_size(60, 12), 7, 10.0, 10.0, 1500 + int(mod));
             qa::make_singular_channels(b);
             const int nt = b.n_tx, nr = b.n_rx;
             params p;
@@ -198,9 +201,11 @@ TEST(gpu_sfsd, buffers_are_reused_across_calls_and_sizes)
     const auto mod = modulation::qam64;
     auto gpu = make_sfsd(4, 4, mod, "cuda");
     auto cpu = make_sfsd(4, 4, mod, "cpu");
-    const auto mid = qa::make_batch(4, 4, mod, 3000, 7, 0.0, 30.0, 1601);
+    const auto mid =
+        qa::make_batch(4, 4, mod, qa::sanitizer_size(3000, 60), 7, 0.0, 30.0, 1601);
     const auto small = qa::make_batch(4, 4, mod, 5, 2, 0.0, 30.0, 1602);
-    const auto large = qa::make_batch(4, 4, mod, 20000, 7, 0.0, 30.0, 1603);
+    const auto large =
+        qa::make_batch(4, 4, mod, qa::sanitizer_size(20000, 200), 7, 0.0, 30.0, 1603);
     // detect_bits and detect_llr interleaved; grow, shrink (buffers kept), grow past the
     // first size, then repeat: every answer must be the CPU's, a repeat must be equal.
     const auto b_mid = qa::run_bits(*gpu, mid);

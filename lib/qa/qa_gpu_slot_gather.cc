@@ -11,6 +11,8 @@
 // give exactly what the host gather gives (the same slot in a two-slot call, which
 // gathers on the host): identical bits, identical LLRs (scaled or not), the same input
 // checks, and the PSD's truncated count. ctest label "gpu"; skips without a device.
+// Under MIMODET_QA_SANITIZER_SIZES (qa_gpu_common.h) the 20 MHz slots are 1.4 MHz ones
+// (the same kernels on 72 subcarriers).
 
 #include "qa_gpu_common.h"
 #include "receiver/slot_detection.h"
@@ -83,12 +85,15 @@ struct gather_case {
     double mhz;
 };
 
+//! 20 MHz, or 1.4 MHz under the sanitizer sizes.
+double wide_mhz() { return sanitizer_size(20.0, 1.4); }
+
 std::vector<gather_case> cases()
 {
     std::vector<gather_case> c;
     for (const char* alg : { "fsd", "sfsd", "mtt", "psd", "zf", "mmse" }) {
-        c.push_back({ alg, 4, 4, modulation::qam64, 20.0 });
-        c.push_back({ alg, 2, 2, modulation::qam16, 20.0 });
+        c.push_back({ alg, 4, 4, modulation::qam64, wide_mhz() });
+        c.push_back({ alg, 2, 2, modulation::qam16, wide_mhz() });
         c.push_back({ alg, 2, 4, modulation::qpsk, 5.0 });
     }
     return c;
@@ -157,7 +162,7 @@ TEST(gpu_slot_gather, unscaled_llrs_equal_host_gather)
 {
     QA_SKIP_WITHOUT_GPU();
     for (const char* alg : { "sfsd", "mtt", "mmse" }) {
-        const lte_grid grid(lte_numerology::from_bandwidth(20.0), 4, 1);
+        const lte_grid grid(lte_numerology::from_bandwidth(wide_mhz()), 4, 1);
         detector_config cfg;
         cfg.backend = backend_kind::cuda;
         cfg.llr_scaled = false; // run_gathered multiplies by noise_var on the device
@@ -185,7 +190,7 @@ TEST(gpu_slot_gather, unscaled_llrs_equal_host_gather)
 TEST(gpu_slot_gather, bad_inputs_as_host_gather)
 {
     QA_SKIP_WITHOUT_GPU();
-    const lte_grid grid(lte_numerology::from_bandwidth(20.0), 4, 1);
+    const lte_grid grid(lte_numerology::from_bandwidth(wide_mhz()), 4, 1);
     detector_config cfg;
     cfg.backend = backend_kind::cuda;
     auto det = make("fsd", 4, 4, modulation::qam16, cfg);
@@ -235,7 +240,7 @@ TEST(gpu_slot_gather, bad_inputs_as_host_gather)
 TEST(gpu_slot_gather, psd_deadline_counts_truncated_vectors)
 {
     QA_SKIP_WITHOUT_GPU();
-    const lte_grid grid(lte_numerology::from_bandwidth(20.0), 4, 1);
+    const lte_grid grid(lte_numerology::from_bandwidth(wide_mhz()), 4, 1);
     detector_config cfg;
     cfg.backend = backend_kind::cuda;
     cfg.psd_deadline_us = 1.0; // far too short for 4x4 64QAM at 8 dB: most vectors cut

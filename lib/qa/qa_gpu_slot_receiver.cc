@@ -11,6 +11,8 @@
 // H, then the CUDA detector's slot_detection. Bit-equal outputs and noise variances, every
 // algorithm with a CUDA implementation, bits and LLRs, random and bad slots; and the
 // mimo_receiver block with backend cuda in a flowgraph.
+// Under MIMODET_QA_SANITIZER_SIZES (qa_gpu_common.h) the 5 and 20 MHz cells are 1.4 MHz
+// ones and there are fewer slots (the same kernels; the filter cache is still overrun).
 
 #include "qa_gpu_common.h"
 #include "qa_slot_receiver_common.h"
@@ -85,14 +87,16 @@ private:
 TEST(gpu_slot_receiver, every_algorithm_matches_the_chain_20mhz_4x4)
 {
     QA_SKIP_WITHOUT_GPU();
-    const auto slots =
-        qa::make_slots(lte_numerology::from_bandwidth(20), 4, 4, 1, 5, 20.0, 8.0, 1200.0, 31);
+    const double mhz = qa::sanitizer_size(20.0, 1.4);
+    const auto slots = qa::make_slots(
+        lte_numerology::from_bandwidth(mhz), 4, 4, 1, 5, 20.0, 8.0, 1200.0, 31);
     for (const char* alg : { "zf", "mmse", "psd", "fsd", "sfsd", "mtt" }) {
-        const auto n = compare_with_chain({ 20, 4, 4, 1, modulation::qam64, alg, "cuda" }, slots);
+        const auto n =
+            compare_with_chain({ mhz, 4, 4, 1, modulation::qam64, alg, "cuda" }, slots);
         EXPECT_EQ(n.bad, 0u) << alg;
     }
     for (const char* alg : { "mmse", "sfsd", "mtt" })
-        compare_with_chain({ 20, 4, 4, 1, modulation::qam64, alg, "cuda", true }, slots);
+        compare_with_chain({ mhz, 4, 4, 1, modulation::qam64, alg, "cuda", true }, slots);
 }
 
 TEST(gpu_slot_receiver, small_sizes_match_the_chain)
@@ -100,8 +104,9 @@ TEST(gpu_slot_receiver, small_sizes_match_the_chain)
     QA_SKIP_WITHOUT_GPU();
     const int sizes[][2] = { { 2, 2 }, { 2, 4 }, { 1, 2 } };
     for (const auto& s : sizes) {
+        const int n = qa::sanitizer_size(20, 4);
         const auto slots = qa::make_slots(
-            lte_numerology::from_bandwidth(1.4), s[0], s[1], 5, 20, 0.0, 30.0, 2000.0, 40 + s[1]);
+            lte_numerology::from_bandwidth(1.4), s[0], s[1], 5, n, 0.0, 30.0, 2000.0, 40 + s[1]);
         for (const char* alg : { "zf", "fsd", "sfsd", "psd" })
             compare_with_chain({ 1.4, s[0], s[1], 5, modulation::qam16, alg, "cuda" }, slots);
     }
@@ -113,11 +118,13 @@ TEST(gpu_slot_receiver, pilot_ratio_known_fused_and_estimated)
     // chain does; estimated, the receiver takes the host's grids (not fused) and still
     // matches the chain.
     QA_SKIP_WITHOUT_GPU();
+    const double mhz = qa::sanitizer_size(5.0, 1.4);
+    const int n_slots = qa::sanitizer_size(20, 4);
     const auto slots = qa::make_slots(
-        lte_numerology::from_bandwidth(5), 2, 4, 5, 20, 10.0, 20.0, 1000.0, 51, 3.0);
+        lte_numerology::from_bandwidth(mhz), 2, 4, 5, n_slots, 10.0, 20.0, 1000.0, 51, 3.0);
     for (double db : { 3.0, std::numeric_limits<double>::quiet_NaN() })
         for (const char* alg : { "mmse", "fsd" }) {
-            qa::receiver_case c{ 5, 2, 4, 5, modulation::qam64, alg, "cuda" };
+            qa::receiver_case c{ mhz, 2, 4, 5, modulation::qam64, alg, "cuda" };
             c.pilot_ratio_db = db;
             const auto n = compare_with_chain(c, slots);
             EXPECT_EQ(n.bad, 0u) << alg << " " << db;
@@ -131,19 +138,23 @@ TEST(gpu_slot_receiver, filters_decided_on_the_device)
     // second finds the filter. Outputs and noise variances equal the chain's (the host's
     // decisions) either way.
     QA_SKIP_WITHOUT_GPU();
-    const auto once =
-        qa::make_slots(lte_numerology::from_bandwidth(5), 4, 4, 3, 12, 0.0, 30.0, 3000.0, 51);
+    const double mhz = qa::sanitizer_size(5.0, 1.4);
+    const int n_slots = qa::sanitizer_size(12, 4);
+    const auto once = qa::make_slots(
+        lte_numerology::from_bandwidth(mhz), 4, 4, 3, n_slots, 0.0, 30.0, 3000.0, 51);
     std::vector<qa::test_slot> twice;
     for (const auto& s : once) {
         twice.push_back(s);
         twice.push_back(s);
     }
-    const auto n = compare_with_chain({ 5, 4, 4, 3, modulation::qam16, "fsd", "cuda" }, twice);
+    const auto n =
+        compare_with_chain({ mhz, 4, 4, 3, modulation::qam16, "fsd", "cuda" }, twice);
     EXPECT_EQ(n.bad, 0u);
     EXPECT_GE(n.filter_retries, 1u); // the first slot: an empty table
     EXPECT_LE(n.filter_retries, once.size());
     // More distinct filters than the cache holds (128): the table is emptied while slots
-    // run. SNRs up to 60 dB, spreads up to 5 us, and noiseless slots.
+    // run. SNRs up to 60 dB, spreads up to 5 us, and noiseless slots (all of them with
+    // the sanitizer sizes too: fewer slots might not overrun the cache).
     const auto num = lte_numerology::from_bandwidth(1.4);
     auto many = qa::make_slots(num, 4, 4, 5, 300, -10.0, 60.0, 5000.0, 3);
     const auto clean =
@@ -170,8 +181,8 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
 {
     QA_SKIP_WITHOUT_GPU();
     using cf = std::complex<float>;
-    const double mhz = 5;
-    const int nt = 2, nr = 2, cell = 3, n_slots = 40;
+    const double mhz = qa::sanitizer_size(5.0, 1.4);
+    const int nt = 2, nr = 2, cell = 3, n_slots = qa::sanitizer_size(40, 12);
     const auto num = lte_numerology::from_bandwidth(mhz);
     const lte_grid grid(num, nt, cell);
     const auto slots = qa::make_slots(num, nt, nr, cell, n_slots, 25.0, 0.0, 1000.0, 8);
@@ -286,16 +297,19 @@ TEST(gpu_slot_receiver, time_domain_input_matches_the_grid_path_20mhz_4x4)
     // path on the CPU's grids: the FFTs round differently, so a decision on a boundary
     // may differ; at most 1 value in 1000 may.
     QA_SKIP_WITHOUT_GPU();
-    const auto slots =
-        qa::make_slots(lte_numerology::from_bandwidth(20), 4, 4, 1, 4, 20.0, 8.0, 1200.0, 33);
+    const double mhz = qa::sanitizer_size(20.0, 1.4);
+    const auto slots = qa::make_slots(
+        lte_numerology::from_bandwidth(mhz), 4, 4, 1, 4, 20.0, 8.0, 1200.0, 33);
     for (const char* alg : { "zf", "mmse", "psd", "fsd", "sfsd", "mtt" }) {
-        const auto n = qa::compare_time_with_grids({ 20, 4, 4, 1, modulation::qam64, alg, "cuda" }, slots);
+        const auto n = qa::compare_time_with_grids(
+            { mhz, 4, 4, 1, modulation::qam64, alg, "cuda" }, slots);
         EXPECT_EQ(n.bad, 0u) << alg;
         EXPECT_LE(n.differing * 1000, n.values) << alg << ": " << n.differing << " of " << n.values;
         std::printf("%s bits: %zu of %zu differ\n", alg, n.differing, n.values);
     }
     for (const char* alg : { "mmse", "sfsd", "mtt" }) {
-        const auto n = qa::compare_time_with_grids({ 20, 4, 4, 1, modulation::qam64, alg, "cuda", true }, slots);
+        const auto n = qa::compare_time_with_grids(
+            { mhz, 4, 4, 1, modulation::qam64, alg, "cuda", true }, slots);
         EXPECT_LE(n.differing * 1000, n.values) << alg << ": " << n.differing << " of " << n.values;
         std::printf("%s LLRs: %zu of %zu differ by more than 1e-3\n", alg, n.differing, n.values);
     }
@@ -341,8 +355,8 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
 {
     QA_SKIP_WITHOUT_GPU();
     using cf = std::complex<float>;
-    const double mhz = 5;
-    const int nt = 2, nr = 2, cell = 3, n_slots = 30;
+    const double mhz = qa::sanitizer_size(5.0, 1.4);
+    const int nt = 2, nr = 2, cell = 3, n_slots = qa::sanitizer_size(30, 10);
     const auto num = lte_numerology::from_bandwidth(mhz);
     const lte_grid grid(num, nt, cell);
     const auto slots = qa::make_slots(num, nt, nr, cell, n_slots, 25.0, 0.0, 1000.0, 18);
@@ -370,9 +384,9 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
         tags.push_back(tag);
     }
     // psd without a deadline (and no stall bound), and with one so long that no search is
-    // cut short: the same bits either way, and two lanes either way (queued slots two in
-    // a call).
-    for (const double deadline_us : { 0.0, 1e6 }) {
+    // cut short (1 s a call; 10 s under the sanitizers' slowdown): the same bits either
+    // way, and two lanes either way (queued slots two in a call).
+    for (const double deadline_us : { 0.0, qa::sanitizer_size(1e6, 1e7) }) {
     SCOPED_TRACE("deadline_us " + std::to_string(deadline_us));
     call_timelines timelines;
     detector_config cfg = block_detector_config("psd", nt, nr, "16qam", "cuda");
