@@ -201,22 +201,22 @@ int report_carriers(const options& o,
         devices +=
             (devices.empty() ? "" : ", ") + std::to_string(d) + " x" + std::to_string(n);
     if (failed) {
-        std::printf("      carriers: %zu (devices %s), %d could not run\n",
+        std::printf("      carriers: %zu, %d could not run (devices %s)\n",
                     rs.size(),
-                    devices.c_str(),
-                    failed);
+                    failed,
+                    devices.c_str());
         return failed;
     }
     const double target = c.rate > 0 ? c.rate : k_realtime_slots_per_s;
     const bool held =
         min_rate >= 0.999 * target && worst_p99 <= 1.0 && lost == 0 && bad == 0;
     std::printf(
-        "      carriers: %zu (devices %s), %.1f slots/s together, slowest %.1f; worst "
+        "      carriers: %zu, %.1f slots/s together on devices %s, slowest %.1f; worst "
         "p99 %.3f ms; %llu lost, %llu bad, %llu later than 1 ms; real time (%g slots/s "
         "each, p99 <= 1 ms, none lost or bad): %s\n",
         rs.size(),
-        devices.c_str(),
         slots / rs[0].window_s,
+        devices.c_str(),
         min_rate,
         worst_p99,
         static_cast<unsigned long long>(lost),

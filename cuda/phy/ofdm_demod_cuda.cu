@@ -196,7 +196,9 @@ public:
             d_registered.push_back({ c, bytes, mirrored, nullptr });
             return true;
         }
-        if (cudaHostRegister(const_cast<char*>(c), bytes, cudaHostRegisterDefault) !=
+        // Portable: a range shared by receivers on other devices is page-locked for
+        // their copies too.
+        if (cudaHostRegister(const_cast<char*>(c), bytes, cudaHostRegisterPortable) !=
             cudaSuccess) {
             (void)cudaGetLastError(); // not a sticky error: clear it
             return false;
