@@ -43,6 +43,7 @@ struct options {
     std::vector<double> snrs = { 10, 20 };
     std::vector<int> threads = { 1 };
     std::vector<std::string> backends = { "cpu" };
+    int device = 0;                     //!< CUDA device of backend cuda / auto
     std::string psd_preset = "default"; // default, se, table5, h100-alg3
     int n_sym = 7;
     double min_seconds = 1.0;
@@ -94,6 +95,12 @@ bool parse(int argc, char** argv, options& o)
                 "minimum timed seconds per measurement",
                 1e-3,
                 3600)
+        .number("--device",
+                o.device,
+                "N",
+                "CUDA device of backend cuda or auto",
+                0,
+                63)
         .number("--pool",
                 o.pool_matrices,
                 "N",
@@ -318,6 +325,7 @@ int main(int argc, char** argv)
                                     cfg.mod = mod;
                                     cfg.backend = parse_backend(backend);
                                     cfg.threads = th;
+                                    cfg.device = o.device;
                                     if (alg == "psd" && o.psd_preset != "default") {
                                         // A named set by value: the depth-first search,
                                         // or the paper's Algorithm 3 with a Table 5 or

@@ -43,6 +43,12 @@ const std::string& checked_backend(const std::string& backend)
     parse_backend(backend); // the detectors' rule for backend names
     return backend;
 }
+
+int checked_device(int device)
+{
+    core::check_device_index(device, "mimodet: channel_estimator"); // the detectors' rule
+    return device;
+}
 } // namespace
 
 channel_estimator::sptr channel_estimator::make(double bandwidth_mhz,
@@ -51,10 +57,11 @@ channel_estimator::sptr channel_estimator::make(double bandwidth_mhz,
                                                 int cell_id,
                                                 int threads,
                                                 const std::string& backend,
-                                                double pilot_ratio_db)
+                                                double pilot_ratio_db,
+                                                int device)
 {
     return gnuradio::make_block_sptr<channel_estimator_impl>(
-        bandwidth_mhz, n_tx, n_rx, cell_id, threads, backend, pilot_ratio_db);
+        bandwidth_mhz, n_tx, n_rx, cell_id, threads, backend, pilot_ratio_db, device);
 }
 
 channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
@@ -63,7 +70,8 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
                                                int cell_id,
                                                int threads,
                                                const std::string& backend,
-                                               double pilot_ratio_db)
+                                               double pilot_ratio_db,
+                                               int device)
     : gr::sync_block(
           "channel_estimator",
           gr::io_signature::make(checked_n_rx(n_rx),
@@ -80,6 +88,7 @@ channel_estimator_impl::channel_estimator_impl(double bandwidth_mhz,
       d_n_rx(checked_n_rx(n_rx)),
       d_threads(estimator_threads("channel_estimator", threads, d_n_tx, d_n_rx)),
       d_backend(checked_backend(backend)),
+      d_device(checked_device(device)),
       d_pilot_ratio_db(
           core::pilot_ratio::checked_db(pilot_ratio_db, "mimodet: channel_estimator", true)),
       d_cell(checked_cell_id("channel_estimator", cell_id)),
@@ -109,14 +118,14 @@ void channel_estimator_impl::make_estimator(int cell_id)
         d_pilot_ratio_db);
     const std::string& backend = d_backend;
     if (backend != "cpu") {
-        d_gpu = core::make_cuda_channel_estimation(*d_est);
+        d_gpu = core::make_cuda_channel_estimation(*d_est, d_device);
         if (!d_gpu && backend == "cuda")
             throw std::runtime_error(
-                "mimodet: channel_estimator: backend 'cuda' requested but no CUDA device "
-                "is available" +
-                std::string(core::cuda_built() ? "" : " (built without CUDA)"));
+                "mimodet: channel_estimator: backend 'cuda' requested but " +
+                core::cuda_device_problem(d_device));
         if (!d_gpu && first)
-            d_logger->info("backend 'auto': no CUDA device found, using the CPU");
+            d_logger->info("backend 'auto': {}, using the CPU",
+                           core::cuda_device_problem(d_device));
     }
 }
 

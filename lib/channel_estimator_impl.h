@@ -29,7 +29,8 @@ public:
                            int cell_id,
                            int threads,
                            const std::string& backend,
-                           double pilot_ratio_db);
+                           double pilot_ratio_db,
+                           int device);
 
     int n_sc() const override { return d_est->n_sc(); }
     int threads() const override { return d_est->threads(); }
@@ -49,6 +50,7 @@ private:
     const lte_numerology d_num;
     const int d_n_tx, d_n_rx, d_threads;
     const std::string d_backend;
+    const int d_device;            //!< the GPU estimator's CUDA device
     const double d_pilot_ratio_db; //!< NaN: estimated per slot
     std::unique_ptr<core::channel_estimation> d_est;
     //! The GPU version (backend cuda), built on d_est's tables.

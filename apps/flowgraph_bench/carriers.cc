@@ -6,9 +6,10 @@
  */
 
 // --carriers K: K independent receivers (cells) in one flowgraph, as a base station
-// runs many carriers in one process on one GPU. Each carrier has its own replayed
-// slots, source, receiver and meter; all run in the one top block at once, measured over
-// the same window.
+// runs many carriers in one process on one GPU, or spread over several (--devices:
+// carrier k on the k % len-th). Each carrier has its own replayed slots, source,
+// receiver and meter; all run in the one top block at once, measured over the same
+// window.
 
 #include "latency_stats.h"
 #include "machine.h"
@@ -40,12 +41,14 @@ std::vector<run_result> run_carriers(const options& o,
     for (size_t k = 0; k < k_carriers; ++k) {
         states.push_back(std::make_unique<shared_state>());
         state_ptrs.push_back(states.back().get());
+        res[k].device = o.devices[k % o.devices.size()];
         try {
             chains.push_back(build_chain(o,
                                          tb,
                                          txs[k],
                                          *states.back(),
                                          (o.cell_id + static_cast<int>(k)) % 504,
+                                         res[k].device,
                                          rc));
         } catch (const std::invalid_argument& e) {
             res[k].error = e.what();

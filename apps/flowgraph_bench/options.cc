@@ -286,6 +286,14 @@ void declare(bench_cli::parser& p, options& o)
                 "--stall-ms, --sample-every; 0: one receiver, no summary)",
                 0,
                 64)
+        .numbers("--devices",
+                 o.devices,
+                 "LIST",
+                 "CUDA devices of the GPU blocks (backend cuda or auto):\n"
+                 "carrier k runs on device LIST[k % len]; e.g. 0,1\n"
+                 "spreads the carriers over two GPUs",
+                 0,
+                 63)
         .number("--seed", o.seed, "N", "bits, fading and noise seed", 1, big)
         .text("--csv",
               o.csv,
@@ -391,6 +399,8 @@ void validate(const options& o)
         (!o.trace.empty() || o.pin || o.stall_ms > 0 || o.sample_every > 0))
         throw std::invalid_argument(
             "--carriers excludes --trace, --pin, --stall-ms and --sample-every");
+    if (o.devices.empty())
+        throw std::invalid_argument("--devices needs at least one CUDA device index");
     if (o.sample_every > 0 && !o.trace.empty())
         throw std::invalid_argument(
             "--sample-every and --trace exclude each other (the trace keeps every slot)");

@@ -39,6 +39,7 @@ struct options {
     double deadline_us = 0;      // psd only
     double slot_limit_us = 2500; // psd without a deadline: the blocks' stall bound
     int carriers = 0; // --carriers: receivers (cells) in one flowgraph; 0: one, run alone
+    std::vector<int> devices = { 0 }; // CUDA devices; carrier k on devices[k % size]
     int est_threads = 0;
     std::string est_backend = "auto"; // channel_estimator's backend (as --backend)
     std::string receiver =

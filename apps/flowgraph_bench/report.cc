@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace fg_bench {
 
@@ -90,6 +91,8 @@ void print_row(const options& o, const run_config& c, const run_result& r)
             (o.slice_us ? " slice:" + std::to_string(o.slice_us) : "") +
             (o.pin ? " pin" : "") +
             (c.carrier >= 0 ? " carrier:" + std::to_string(c.carrier) : "") +
+            (r.device != 0 || o.devices.size() > 1 ? " device:" + std::to_string(r.device)
+                                                   : "") +
             (dom == "time" && o.demod == "receiver" ? " demod:rx" : "") +
             (o.gpu_wait == "block" ? " wait:block" : "") +
             (o.antenna_threads ? " ant-threads:" + std::to_string(o.antenna_threads)
@@ -189,19 +192,31 @@ int report_carriers(const options& o,
         late += rs[k].late;
         slots += rs[k].slots;
     }
+    // Which devices the carriers ran on, with how many each: "0 x4, 1 x4".
+    std::map<int, int> per_device;
+    for (const auto& r : rs)
+        ++per_device[r.device];
+    std::string devices;
+    for (const auto& [d, n] : per_device)
+        devices +=
+            (devices.empty() ? "" : ", ") + std::to_string(d) + " x" + std::to_string(n);
     if (failed) {
-        std::printf("      carriers: %zu, %d could not run\n", rs.size(), failed);
+        std::printf("      carriers: %zu, %d could not run (devices %s)\n",
+                    rs.size(),
+                    failed,
+                    devices.c_str());
         return failed;
     }
     const double target = c.rate > 0 ? c.rate : k_realtime_slots_per_s;
     const bool held =
         min_rate >= 0.999 * target && worst_p99 <= 1.0 && lost == 0 && bad == 0;
     std::printf(
-        "      carriers: %zu, %.1f slots/s together, slowest %.1f; worst p99 %.3f "
-        "ms; %llu lost, %llu bad, %llu later than 1 ms; real time (%g slots/s "
+        "      carriers: %zu, %.1f slots/s together on devices %s, slowest %.1f; worst "
+        "p99 %.3f ms; %llu lost, %llu bad, %llu later than 1 ms; real time (%g slots/s "
         "each, p99 <= 1 ms, none lost or bad): %s\n",
         rs.size(),
         slots / rs[0].window_s,
+        devices.c_str(),
         min_rate,
         worst_p99,
         static_cast<unsigned long long>(lost),
@@ -225,7 +240,7 @@ std::string csv_header()
            "us,pin,demod,gpu_wait,antenna_threads,gpu_lanes,input_copy,src_buffer_slots,"
            "late_slots,"
            "stalls,stall_ms,sync_ahead,sub_window_s,sub_windows,sub_windows_held,"
-           "sub_p99_worst_ms,carrier,carriers,error";
+           "sub_p99_worst_ms,carrier,carriers,device,error";
 }
 
 void write_csv_row(std::ostream& csv,
@@ -266,7 +281,8 @@ void write_csv_row(std::ostream& csv,
         << (o.input_copy ? 1 : 0) << ',' << o.src_buffer_slots << ',' << r.late << ','
         << r.stalls << ',' << (rate > 0 ? o.stall_ms : 0.0) << ',' << o.sync_ahead << ','
         << sub_window_s(o) << ',' << r.sub_windows << ',' << r.sub_held << ','
-        << r.sub_p99_worst << ',' << c.carrier << ',' << o.carriers << ',' << err << '\n';
+        << r.sub_p99_worst << ',' << c.carrier << ',' << o.carriers << ',' << r.device
+        << ',' << err << '\n';
     csv.flush();
 }
 

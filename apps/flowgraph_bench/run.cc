@@ -94,6 +94,7 @@ receiver_chain build_chain(const options& o,
                            const tx_data& tx,
                            shared_state& st,
                            int cell_id,
+                           int device,
                            const run_config& rc)
 {
     const int nr = rc.nr;
@@ -115,6 +116,7 @@ receiver_chain build_chain(const options& o,
     if (alg == "psd" || alg == "mtt")
         cfg.sorted_qr = o.sorted_qr;
     cfg.threads = o.threads;
+    cfg.device = device;
     if (fused)
         c.rxb = mimo_receiver::make(cfg,
                                     o.bandwidth,
@@ -148,7 +150,7 @@ receiver_chain build_chain(const options& o,
                                      tx.items_per_slot);
     if (!fused)
         c.est = channel_estimator::make(
-            o.bandwidth, rc.nt, nr, cell_id, o.est_threads, o.est_backend);
+            o.bandwidth, rc.nt, nr, cell_id, o.est_threads, o.est_backend, 0.0, device);
     c.meter =
         std::make_shared<slot_meter>(soft, items, tx.bits, tx.slot_start, tx.n_slots, st);
     gr::basic_block_sptr grids = c.src;
@@ -196,7 +198,7 @@ run_one(const options& o, const run_env& env, const tx_data& tx, const run_confi
     auto tb = gr::make_top_block("mimodet_flowgraph_bench");
     receiver_chain chain;
     try {
-        chain = build_chain(o, tb, tx, st, o.cell_id, rc);
+        chain = build_chain(o, tb, tx, st, o.cell_id, o.devices[0], rc);
     } catch (const std::invalid_argument& e) {
         res.error = e.what();
         return res;
@@ -206,6 +208,7 @@ run_one(const options& o, const run_env& env, const tx_data& tx, const run_confi
     }
     res.backend = chain.backend();
     res.est_backend = chain.est_backend();
+    res.device = o.devices[0];
     auto& src = chain.src;
     auto& meter = chain.meter;
     auto& rxb = chain.rxb;
@@ -331,10 +334,11 @@ run_one(const options& o, const run_env& env, const tx_data& tx, const run_confi
     const auto t0 = steady::now();
     soak_result soaked;
     if (soak)
-        soaked = soak_window(*meter,
-                             o.seconds,
-                             o.sample_every,
-                             res.backend == "cuda" || res.est_backend == "cuda");
+        soaked = soak_window(
+            *meter,
+            o.seconds,
+            o.sample_every,
+            res.backend == "cuda" || res.est_backend == "cuda" ? res.device : -1);
     else
         std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
     const auto c1 = meter->counters();

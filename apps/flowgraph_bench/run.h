@@ -63,6 +63,7 @@ struct run_result {
     std::vector<busy_entry> busy;
     std::string bottleneck;
     std::string est_backend; //!< the channel estimator's backend as running
+    int device = 0;          //!< the CUDA device of its GPU blocks (--devices)
     std::string error;
 };
 
@@ -102,14 +103,15 @@ struct receiver_chain {
     uint64_t est_bad_slots() const { return est ? est->bad_slots() : 0; }
 };
 
-//! Makes one carrier's receiver for tx (cell cell_id) and connects it in tb, its source
-//! and meter sharing st. Throws std::invalid_argument / std::runtime_error where the
-//! blocks refuse the configuration.
+//! Makes one carrier's receiver for tx (cell cell_id, its GPU blocks on CUDA device
+//! `device`) and connects it in tb, its source and meter sharing st. Throws
+//! std::invalid_argument / std::runtime_error where the blocks refuse the configuration.
 receiver_chain build_chain(const options& o,
                            gr::top_block_sptr tb,
                            const tx_data& tx,
                            shared_state& st,
                            int cell_id,
+                           int device,
                            const run_config& c);
 
 //! The run's counts, rates and BER from the meter's counters at the window's start (c0)

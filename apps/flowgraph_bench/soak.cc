@@ -16,14 +16,18 @@
 
 namespace fg_bench {
 
-double gpu_used_bytes()
+double gpu_used_bytes(int device)
 {
 #ifdef MIMODET_HAVE_CUDA
     size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+    if (cudaSetDevice(device) != cudaSuccess ||
+        cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        (void)cudaGetLastError();
         return -1;
+    }
     return static_cast<double>(total_b - free_b);
 #else
+    (void)device;
     return -1;
 #endif
 }
@@ -63,7 +67,7 @@ void print_spread(const char* what, const std::vector<sample>& s, size_t first, 
 
 } // namespace
 
-soak_result soak_window(slot_meter& meter, double seconds, double every, bool gpu)
+soak_result soak_window(slot_meter& meter, double seconds, double every, int gpu_device)
 {
     soak_result res;
     std::vector<sample> samples;
@@ -82,7 +86,9 @@ soak_result soak_window(slot_meter& meter, double seconds, double every, bool gp
         res.all.add(lat);
         const double p50 = percentile(lat, 0.50), p99 = percentile(lat, 0.99);
         res.window_p99.push_back(lat.empty() ? INFINITY : p99);
-        const sample s{ t, resident_bytes(), gpu ? gpu_used_bytes() : -1.0 };
+        const sample s{ t,
+                        resident_bytes(),
+                        gpu_device >= 0 ? gpu_used_bytes(gpu_device) : -1.0 };
         samples.push_back(s);
         char gpu_s[32] = "-";
         if (s.gpu >= 0)

@@ -20,9 +20,9 @@
 
 namespace fg_bench {
 
-//! GPU memory in use on the current device (total - free, every process's), bytes; -1
-//! without CUDA or a device.
-double gpu_used_bytes();
+//! GPU memory in use on CUDA device `device` (total - free, every process's), bytes; -1
+//! without CUDA or that device. Makes the device current in the calling thread.
+double gpu_used_bytes(int device);
 
 struct soak_result {
     latency_histogram all;          //!< every slot of the window
@@ -31,8 +31,8 @@ struct soak_result {
 
 //! Waits out a window of `seconds` while `meter` records (record(true, false): no
 //! per-slot times), printing a line every `every` seconds and the summary at the end.
-//! gpu: the receiver runs on the GPU (its memory is sampled).
-soak_result soak_window(slot_meter& meter, double seconds, double every, bool gpu);
+//! gpu_device: the CUDA device the receiver runs on (its memory is sampled); -1: none.
+soak_result soak_window(slot_meter& meter, double seconds, double every, int gpu_device);
 
 } // namespace fg_bench
 

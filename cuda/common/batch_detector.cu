@@ -125,7 +125,10 @@ cuda_batch_detector::cuda_batch_detector(const detector_config& cfg, bool soft)
     : detector(cfg), d_soft(soft)
 {
     d_cfg.backend = backend_kind::cuda; // what runs, also when "auto" chose it
-    MIMODET_CUDA_CHECK(cudaGetDevice(&d_device));
+    // Every stream, event and buffer of the detector on its configured device; each
+    // call selects it again (device_guard), as the calling thread may have another.
+    d_device = cfg.device;
+    const device_guard guard(d_device);
     try {
         for (auto& s : d_streams)
             MIMODET_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -159,6 +162,8 @@ cuda_batch_detector::cuda_batch_detector(const detector_config& cfg, bool soft)
 
 cuda_batch_detector::~cuda_batch_detector()
 {
+    device_release_scope scope(d_device);
+    scope.select();
     synchronize_all();
     for (cudaEvent_t e : d_events)
         (void)cudaEventDestroy(e);

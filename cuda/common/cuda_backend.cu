@@ -11,6 +11,7 @@
 // the backends.
 
 #include "cuda/common/cuda_check.h"
+#include "cuda/common/cuda_memory.h"
 #include "cuda/fsd/fsd_cuda.h"
 #include "cuda/linear/linear_cuda.h"
 #include "cuda/mtt/mtt_cuda.h"
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <utility>
 
 namespace gr {
 namespace mimodet {
@@ -74,14 +76,39 @@ void host_free(void* q)
         std::free(p);
 }
 
+namespace {
+/*!
+ * make on cfg.device: the factory's device queries, the detector's construction (its
+ * streams, events, tables, buffers) and, through the returned pointer's deleter, its
+ * destruction all run with that device current, whatever the calling thread's is (the
+ * detector's own calls select it themselves). The index is valid (detector::make).
+ */
+template <cuda_detector_factory make>
+detector::sptr on_config_device(const detector_config& cfg)
+{
+    detector::sptr d;
+    {
+        const device_guard guard(cfg.device);
+        d = make(cfg);
+    }
+    const int device = cfg.device;
+    detector* p = d.get();
+    return detector::sptr(p, [d = std::move(d), device](detector*) mutable {
+        device_release_scope scope(device);
+        scope.select();
+        d.reset();
+    });
+}
+} // namespace
+
 void register_cuda_detectors(const cuda_registrar& add)
 {
-    add("zf", make_linear_cuda_detector);
-    add("mmse", make_linear_cuda_detector);
-    add("psd", make_psd_cuda_detector);
-    add("fsd", make_fsd_cuda_detector);
-    add("sfsd", make_sfsd_cuda_detector);
-    add("mtt", make_mtt_cuda_detector);
+    add("zf", on_config_device<make_linear_cuda_detector>);
+    add("mmse", on_config_device<make_linear_cuda_detector>);
+    add("psd", on_config_device<make_psd_cuda_detector>);
+    add("fsd", on_config_device<make_fsd_cuda_detector>);
+    add("sfsd", on_config_device<make_sfsd_cuda_detector>);
+    add("mtt", on_config_device<make_mtt_cuda_detector>);
 }
 
 } // namespace core

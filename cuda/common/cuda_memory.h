@@ -102,6 +102,38 @@ private:
     int d_prev = 0;
 };
 
+/*!
+ * Destruction on the device an object's memory and handles belong to, whichever device
+ * the destroying thread has current (a GNU Radio thread starts on device 0). select()
+ * makes the device current until this object is destroyed; as the first member of a
+ * class whose destructor calls it, it covers the destructor's body and every other
+ * member. Never throws (destructor path: a failure leaves the current device as it was).
+ */
+class device_release_scope
+{
+public:
+    explicit device_release_scope(int device) : d_device(device) {}
+    ~device_release_scope()
+    {
+        if (d_switched)
+            (void)cudaSetDevice(d_prev);
+    }
+    device_release_scope(const device_release_scope&) = delete;
+    device_release_scope& operator=(const device_release_scope&) = delete;
+    void select() noexcept
+    {
+        d_switched = !d_switched && cudaGetDevice(&d_prev) == cudaSuccess &&
+                     d_prev != d_device && cudaSetDevice(d_device) == cudaSuccess;
+        (void)cudaGetLastError(); // a refused switch is not the next call's error
+    }
+    int device() const { return d_device; }
+
+private:
+    int d_device;
+    int d_prev = 0;
+    bool d_switched = false;
+};
+
 } // namespace core
 } // namespace mimodet
 } // namespace gr

@@ -76,9 +76,10 @@ class channel_estimation_cuda : public gpu_channel_estimation
 public:
     using cf = std::complex<float>;
 
-    explicit channel_estimation_cuda(const channel_estimation& cpu);
+    channel_estimation_cuda(const channel_estimation& cpu, int device);
     ~channel_estimation_cuda() override
     {
+        d_release.select(); // the stream and buffers go on their device
         if (d_stream)
             (void)cudaStreamDestroy(d_stream);
     }
@@ -129,6 +130,8 @@ private:
     //! ls_kernel and port_kernel on stream s (enqueue()'s arguments).
     void enqueue_statistics(int ns, const float2* y, int rows_len, const int* row_re, cudaStream_t s);
 
+    device_release_scope d_release; //!< first member: the last destroyed
+    const int d_device;             //!< every call's (device_guard)
     const channel_estimation& d_cpu;
     const int d_n_tx, d_n_rx, d_n_sc, d_pm, d_noise_ports;
     cudaStream_t d_stream = nullptr;
@@ -172,8 +175,10 @@ private:
     int64_t d_t_stats = 0, d_t_model = 0; //!< timeline: when enqueue() had them
 };
 
-channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
-    : d_cpu(cpu),
+channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu, int device)
+    : d_release(device),
+      d_device(device),
+      d_cpu(cpu),
       d_n_tx(cpu.n_tx()),
       d_n_rx(cpu.n_rx()),
       d_n_sc(cpu.n_sc()),
@@ -182,6 +187,7 @@ channel_estimation_cuda::channel_estimation_cuda(const channel_estimation& cpu)
 {
     if (d_n_tx > kMaxPorts)
         throw std::invalid_argument("mimodet: GPU channel estimation supports up to 4 ports");
+    const device_guard guard(d_device);
     MIMODET_CUDA_CHECK(cudaStreamCreateWithFlags(&d_stream, cudaStreamNonBlocking));
     const int S = lte_numerology::slots_per_frame;
     std::vector<int> first, delay;
@@ -328,6 +334,7 @@ channel_estimation_cuda::device_filter_for(int pattern, int b_idx, int snr_idx)
 float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
 {
     check_slot_index(ns);
+    const device_guard guard(d_device);
     const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
     // The CRS symbols of every antenna, [r][row][k] (3 of 7 symbols).
     const size_t rows_len = d_rows.size() * d_n_sc;
@@ -365,6 +372,7 @@ float channel_estimation_cuda::estimate(int ns, const cf* const* grids, cf* H)
 
 float channel_estimation_cuda::estimate_packed(int ns, void* dev_packed, void* stream)
 {
+    const device_guard guard(d_device);
     const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
     auto s = static_cast<cudaStream_t>(stream);
     float2* packed = begin_packed(ns, dev_packed, s);
@@ -384,6 +392,7 @@ float channel_estimation_cuda::estimate_packed(int ns, void* dev_packed, void* s
 
 const float* channel_estimation_cuda::enqueue_packed(int ns, void* dev_packed, void* stream)
 {
+    const device_guard guard(d_device);
     const int64_t t_start = d_timeline ? call_timeline::now_ns() : 0;
     auto s = static_cast<cudaStream_t>(stream);
     float2* packed = begin_packed(ns, dev_packed, s);
@@ -505,11 +514,11 @@ double channel_estimation_cuda::enqueue(int ns,
 }
 
 std::unique_ptr<gpu_channel_estimation>
-make_cuda_channel_estimation(const channel_estimation& cpu)
+make_cuda_channel_estimation(const channel_estimation& cpu, int device)
 {
-    if (cuda_device_count() == 0)
+    if (!cuda_device_problem(device).empty())
         return nullptr;
-    return std::make_unique<channel_estimation_cuda>(cpu);
+    return std::make_unique<channel_estimation_cuda>(cpu, device);
 }
 
 } // namespace core

@@ -131,13 +131,14 @@ bool host_pinned(const void* p)
 class ofdm_demodulation_cuda : public gpu_ofdm_demodulation
 {
 public:
-    ofdm_demodulation_cuda(const ofdm_demodulation& cpu, int n_rx)
-        : d_n_rx(n_rx), d_N(cpu.numerology().fft_size), d_S(cpu.slot_samples()),
+    ofdm_demodulation_cuda(const ofdm_demodulation& cpu, int n_rx, int device)
+        : d_release(device), d_device(device), d_n_rx(n_rx),
+          d_N(cpu.numerology().fft_size), d_S(cpu.slot_samples()),
           d_n_sc(cpu.numerology().n_sc)
     {
         if (n_rx < 1)
             throw std::invalid_argument("mimodet: GPU OFDM demodulation needs n_rx >= 1");
-        MIMODET_CUDA_CHECK(cudaGetDevice(&d_device));
+        const device_guard guard(d_device);
         d_pieces.resize(n_rx);
         for (int l = 0; l < kSymbols; ++l)
             d_windows.start[l] = cpu.windows()[l];
@@ -163,6 +164,7 @@ public:
     }
     ~ofdm_demodulation_cuda() override
     {
+        d_release.select(); // the plan, stream and buffers below go on their device
         unregister_host_memory();
         (void)cufftDestroy(d_plan);
         if (d_stream)
@@ -194,7 +196,9 @@ public:
             d_registered.push_back({ c, bytes, mirrored, nullptr });
             return true;
         }
-        if (cudaHostRegister(const_cast<char*>(c), bytes, cudaHostRegisterDefault) !=
+        // Portable: a range shared by receivers on other devices is page-locked for
+        // their copies too.
+        if (cudaHostRegister(const_cast<char*>(c), bytes, cudaHostRegisterPortable) !=
             cudaSuccess) {
             (void)cudaGetLastError(); // not a sticky error: clear it
             return false;
@@ -371,12 +375,13 @@ private:
         return true;
     }
 
+    device_release_scope d_release; //!< first member: the last destroyed
+    const int d_device;
     const int d_n_rx, d_N, d_S, d_n_sc;
     // demodulate() only: its stream and grids.
     cudaStream_t d_stream = nullptr;
     device_buffer<float2> d_grids;
     pinned_buffer<float2> d_host_grids;
-    int d_device = 0;
     window_starts d_windows{};
     pinned_buffer<float2> d_host_time;
     device_buffer<float2> d_time, d_sym;
@@ -406,11 +411,11 @@ private:
 } // namespace
 
 std::unique_ptr<gpu_ofdm_demodulation>
-make_cuda_ofdm_demodulation(const ofdm_demodulation& cpu, int n_rx)
+make_cuda_ofdm_demodulation(const ofdm_demodulation& cpu, int n_rx, int device)
 {
-    if (cuda_device_count() == 0)
+    if (!cuda_device_problem(device).empty())
         return nullptr;
-    return std::make_unique<ofdm_demodulation_cuda>(cpu, n_rx);
+    return std::make_unique<ofdm_demodulation_cuda>(cpu, n_rx, device);
 }
 
 } // namespace core

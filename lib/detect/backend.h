@@ -16,6 +16,7 @@
 #include <complex>
 #include <cstddef>
 #include <memory>
+#include <string>
 
 namespace gr {
 namespace mimodet {
@@ -23,6 +24,13 @@ namespace core {
 
 //! True when the library was built with the CUDA backend.
 bool cuda_built();
+//! The one check of a CUDA device index (detector_config::device) against the devices
+//! present: empty where `device` can be used, else why not ("no CUDA device is
+//! available", or the index and how many devices exist), for the caller's message.
+std::string cuda_device_problem(int device);
+//! std::invalid_argument ("<who>: device must be >= 0 ...") for a negative device index:
+//! the check at construction of every detector and block that takes one.
+void check_device_index(int device, const std::string& who);
 //! The CUDA backend's one hook into the algorithm registry (algorithm_registry.h): gives
 //! add the factory of every algorithm with a CUDA detector; built without CUDA, none.
 void register_cuda_detectors(const cuda_registrar& add);
@@ -76,10 +84,12 @@ public:
 };
 
 //! A GPU estimator with cpu's configuration (cpu must outlive it: its tables, filter
-//! cache and, for unusable slots, its estimate() are used), or nullptr when the library
-//! has no CUDA backend or no device exists.
+//! cache and, for unusable slots, its estimate() are used) on CUDA device `device`
+//! (everything it allocates, and every call, whatever the calling thread's current
+//! device), or nullptr when the library has no CUDA backend or `device` does not exist
+//! (cuda_device_problem).
 std::unique_ptr<gpu_channel_estimation>
-make_cuda_channel_estimation(const channel_estimation& cpu);
+make_cuda_channel_estimation(const channel_estimation& cpu, int device = 0);
 
 class ofdm_demodulation;
 
@@ -130,10 +140,12 @@ public:
                             std::complex<float>* const* grids) = 0;
 };
 
-//! A GPU demodulator with cpu's tables for n_rx antennas (cpu must outlive it), or
-//! nullptr when the library has no CUDA backend or no device exists.
+//! A GPU demodulator with cpu's tables for n_rx antennas (cpu must outlive it) on CUDA
+//! device `device`, as make_cuda_channel_estimation, or nullptr when the library has no
+//! CUDA backend or `device` does not exist.
 std::unique_ptr<gpu_ofdm_demodulation> make_cuda_ofdm_demodulation(const ofdm_demodulation& cpu,
-                                                                   int n_rx);
+                                                                   int n_rx,
+                                                                   int device = 0);
 
 //! Test hook (cuda/psd/psd_cuda.cu): the CUDA PSD's preprocessing (real model, QR,
 //! permutation) of n_mat channel matrices H (n_rx x n_tx each, row-major) by the

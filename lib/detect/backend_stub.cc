@@ -28,11 +28,13 @@ void* host_alloc(size_t bytes)
     return p;
 }
 void host_free(void* p) { std::free(p); }
-std::unique_ptr<gpu_channel_estimation> make_cuda_channel_estimation(const channel_estimation&)
+std::unique_ptr<gpu_channel_estimation>
+make_cuda_channel_estimation(const channel_estimation&, int)
 {
     return nullptr;
 }
-std::unique_ptr<gpu_ofdm_demodulation> make_cuda_ofdm_demodulation(const ofdm_demodulation&, int)
+std::unique_ptr<gpu_ofdm_demodulation>
+make_cuda_ofdm_demodulation(const ofdm_demodulation&, int, int)
 {
     return nullptr;
 }

@@ -29,6 +29,29 @@
 namespace gr {
 namespace mimodet {
 
+namespace core {
+void check_device_index(int device, const std::string& who)
+{
+    if (device < 0)
+        throw std::invalid_argument(who +
+                                    ": device must be >= 0 (a CUDA device index), got " +
+                                    std::to_string(device));
+}
+
+std::string cuda_device_problem(int device)
+{
+    const int devices = cuda_device_count();
+    if (devices == 0)
+        return std::string("no CUDA device is available") +
+               (cuda_built() ? "" : " (built without CUDA)");
+    if (device < 0 || device >= devices)
+        return "CUDA device " + std::to_string(device) + " does not exist (" +
+               std::to_string(devices) + " device" + (devices == 1 ? "" : "s") +
+               " present: 0.." + std::to_string(devices - 1) + ")";
+    return {};
+}
+} // namespace core
+
 namespace {
 
 std::mutex g_log_mutex;
@@ -198,6 +221,7 @@ const core::algorithm_info& validate_config(const detector_config& cfg)
     to_string(cfg.backend); // throws on an invalid enum value
     if (cfg.threads < 0)
         throw std::invalid_argument("mimodet: threads must be >= 0 (0 = all cores)");
+    core::check_device_index(cfg.device, "mimodet");
     if (cfg.sorted_qr < -1 || cfg.sorted_qr > 1)
         throw std::invalid_argument("mimodet: sorted_qr must be -1 (the algorithm's "
                                     "default), 0 (plain QR) or 1 (sorted QR), got " +
@@ -288,12 +312,11 @@ detector::sptr detector::make(const detector_config& cfg)
     if (cfg.backend == backend_kind::cpu)
         return std::make_shared<cpu_detector>(cfg);
 
-    const int devices = cuda_device_count();
+    const std::string no_device = core::cuda_device_problem(cfg.device);
     if (cfg.backend == backend_kind::cuda) {
-        if (devices == 0)
-            throw std::runtime_error(
-                "mimodet: backend 'cuda' requested but no CUDA device is available" +
-                std::string(core::cuda_built() ? "" : " (built without CUDA)"));
+        if (!no_device.empty())
+            throw std::runtime_error("mimodet: backend 'cuda' requested but " +
+                                     no_device);
         if (!alg.make_cuda)
             throw std::invalid_argument("mimodet: algorithm '" + cfg.algorithm +
                                         "' has no CUDA implementation in this build (" +
@@ -308,8 +331,8 @@ detector::sptr detector::make(const detector_config& cfg)
         }
     }
     // auto
-    if (devices == 0) {
-        log_message("info", "backend 'auto': no CUDA device found, using the CPU");
+    if (!no_device.empty()) {
+        log_message("info", "backend 'auto': " + no_device + ", using the CPU");
     } else if (!alg.make_cuda) {
         log_message("info",
                     "backend 'auto': no CUDA implementation of '" + cfg.algorithm +

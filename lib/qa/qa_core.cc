@@ -245,6 +245,46 @@ TEST(detector, backend_selection_without_gpu)
     EXPECT_THROW(detector::make(c), std::runtime_error);
 }
 
+TEST(detector, device_index)
+{
+    // Negative: refused with the configuration, on every backend.
+    for (const auto backend :
+         { backend_kind::cpu, backend_kind::cuda, backend_kind::automatic }) {
+        detector_config c;
+        c.backend = backend;
+        c.device = -1;
+        try {
+            detector::make(c);
+            ADD_FAILURE() << "device -1 was accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("device must be >= 0"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+    // The CPU backend ignores the index.
+    detector_config c;
+    c.device = 7;
+    auto cpu = detector::make(c);
+    EXPECT_EQ(cpu->backend(), "cpu");
+    EXPECT_EQ(cpu->config().device, 7);
+    // An index without a device: cuda refuses it naming why, auto takes the CPU.
+    const int n = cuda_device_count();
+    c.device = n;
+    c.backend = backend_kind::automatic;
+    EXPECT_EQ(detector::make(c)->backend(), "cpu");
+    c.backend = backend_kind::cuda;
+    const std::string why = n == 0
+                                ? "no CUDA device is available"
+                                : "CUDA device " + std::to_string(n) + " does not exist";
+    try {
+        detector::make(c);
+        ADD_FAILURE() << "backend cuda on device " << n << " was made";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+}
+
 TEST(detector, singular_channel_gives_valid_bits)
 {
     for (const char* a : { "ml", "zf", "mmse" }) {

@@ -61,6 +61,24 @@ T sanitizer_size(T normal, T small)
     return sanitizer_sizes() ? small : normal;
 }
 
+//! True once a test skipped for want of devices where some exist (QA_SKIP_WITHOUT_GPUS):
+//! the program then exits with k_skip_return_code too.
+inline bool& skipped_for_devices()
+{
+    static bool skipped = false;
+    return skipped;
+}
+
+//! Skips the current test where fewer than n CUDA devices exist.
+#define QA_SKIP_WITHOUT_GPUS(n)                                                          \
+    do {                                                                                 \
+        if (gr::mimodet::cuda_device_count() < (n)) {                                    \
+            qa::skipped_for_devices() = true;                                            \
+            GTEST_SKIP() << "needs " << (n) << " CUDA devices, "                         \
+                         << gr::mimodet::cuda_device_count() << " present";              \
+        }                                                                                \
+    } while (0)
+
 inline const modulation k_gpu_mods[] = { modulation::qpsk,
                                           modulation::qam16,
                                           modulation::qam64 };

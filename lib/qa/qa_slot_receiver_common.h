@@ -18,6 +18,7 @@
 #include "receiver/slot_detection.h"
 #include "receiver/slot_receiver.h"
 #include <gnuradio/fft/fft.h>
+#include <gnuradio/tags.h>
 #include <gtest/gtest.h>
 #include <cmath>
 #include <complex>
@@ -181,6 +182,32 @@ modulate_slot(const gr::mimodet::lte_numerology& num,
         out.push_back(std::move(t));
     }
     return out;
+}
+
+//! The slots as time-domain streams (modulate_slot), one per antenna, and the "slot"
+//! tags of stream 0 (one on each slot's first sample), as ofdm_sync hands them to a
+//! mimo_receiver with time_domain.
+struct time_domain_streams {
+    std::vector<std::vector<std::complex<float>>> samples; // [r]
+    std::vector<gr::tag_t> tags;
+};
+
+inline time_domain_streams time_domain_input(const gr::mimodet::lte_numerology& num,
+                                             const std::vector<test_slot>& slots)
+{
+    time_domain_streams s;
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const auto t = modulate_slot(num, slots[i].y);
+        s.samples.resize(t.size());
+        for (size_t r = 0; r < t.size(); ++r)
+            s.samples[r].insert(s.samples[r].end(), t[r].begin(), t[r].end());
+        gr::tag_t tag;
+        tag.offset = static_cast<uint64_t>(i) * num.slot_samples();
+        tag.key = pmt::mp("slot");
+        tag.value = pmt::from_long(slots[i].ns);
+        s.tags.push_back(tag);
+    }
+    return s;
 }
 
 //! Counts of what compare_time_with_grids saw.

@@ -32,8 +32,11 @@ slot_receiver::slot_receiver(const lte_grid& grid,
             pilot_ratio_db),
       d_det(grid, n_rx, std::move(det))
 {
+    // The GPU stages share the detector's device: the fused path hands them its stream
+    // and buffers.
+    const int device = d_det.det().config().device;
     if (gpu_estimation)
-        d_gpu = make_cuda_channel_estimation(d_est);
+        d_gpu = make_cuda_channel_estimation(d_est, device);
     // An estimated pilot ratio is measured from the host's grids (h_scale()).
     d_fused = d_gpu && d_det.device_gather() && !d_est.estimates_pilot_ratio();
     d_H.resize(d_est.h_size());
@@ -46,7 +49,7 @@ slot_receiver::slot_receiver(const lte_grid& grid,
             d_time_grid_ptrs.push_back(d_time_grids.data() +
                                        static_cast<size_t>(r) * d_ofdm->grid_len());
         if (d_fused)
-            d_gpu_ofdm = make_cuda_ofdm_demodulation(*d_ofdm, n_rx);
+            d_gpu_ofdm = make_cuda_ofdm_demodulation(*d_ofdm, n_rx, device);
     }
 }
 

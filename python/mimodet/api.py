@@ -24,6 +24,7 @@ _PARAMS = {
     "llr_clip": "llr_clip",
     "llr_scaled": "llr_scaled",
     "threads": "threads",
+    "device": "device",
     "deadline_us": "psd_deadline_us",
     "budget": "psd_node_budget",
 }
@@ -39,6 +40,7 @@ _KINDS = {
     "llr_clip": "float",
     "llr_scaled": "bool",
     "threads": "int",
+    "device": "int",
     "deadline_us": "float",
     "budget": "int",
 }
@@ -103,6 +105,10 @@ def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params)
                  differences (noise_var times the scaled LLR) for decoders that
                  apply their own noise scaling
       threads    CPU worker threads (0 = all cores)
+      device     CUDA device index of backend "cuda" or "auto" (default 0; one
+                 carrier per GPU on a machine with several). "cuda": RuntimeError
+                 for an index without a device; "auto": the CPU then. "cpu"
+                 ignores it; ValueError where negative
       deadline_us PSD real-time budget per detect call in microseconds (0 = none,
                  exact ML): vectors still searching when it is spent end with the
                  best decision found so far, flagged in the 'truncated' stats

@@ -111,6 +111,26 @@ class qa_algorithm_registry(gr_unittest.TestCase):
                 continue
             self.assertIn(alg.group(1), mimodet.algorithms(), path)
 
+    def test_007_grc_gpu_device_beside_every_backend(self):
+        # Every block with a backend takes the CUDA device: an int parameter (default 0,
+        # hidden with the CPU backend), asserted >= 0 and passed by both templates.
+        found = 0
+        for path in sorted(glob.glob(os.path.join(GRC, "*.block.yml"))):
+            block, params = block_parameters(path)
+            if "backend" not in params:
+                continue
+            found += 1
+            name = os.path.basename(path)
+            p = params.get("device")
+            self.assertIsNotNone(p, "%s: no device parameter" % name)
+            self.assertEqual(p["dtype"], "int", name)
+            self.assertEqual(str(p["default"]).strip("'\""), "0", name)
+            self.assertIn("backend == 'cpu'", str(p.get("hide", "")), name)
+            self.assertIn("${ device >= 0 }", [str(a) for a in block.get("asserts", [])], name)
+            self.assertIn("device=${device}", block["templates"]["make"], name)
+            self.assertIn("${device}", block["cpp_templates"]["make"], name)
+            self.assertIn("GPU device:", block["documentation"], name)
+        self.assertGreaterEqual(found, 3)  # mimo_detector, mimo_receiver, channel_estimator
 
 if __name__ == "__main__":
     gr_unittest.run(qa_algorithm_registry)

@@ -178,6 +178,19 @@ class qa_channel_estimator(gr_unittest.TestCase):
         else:
             self.assertEqual(mimodet.channel_estimator(5, 2, 2, 0, backend="cuda").backend(), "cuda")
 
+    def test_007_device(self):
+        # The GPU estimator's device: >= 0, ignored by the CPU backend; cuda refuses an
+        # index without a device, auto takes the CPU.
+        self.assertEqual(mimodet.channel_estimator(5, 2, 2, 0, device=0).backend(), "cpu")
+        self.assertEqual(mimodet.channel_estimator(5, 2, 2, 0, device=4).backend(), "cpu")
+        with self.assertRaisesRegex(ValueError, "channel_estimator: device must be >= 0"):
+            mimodet.channel_estimator(5, 2, 2, 0, device=-1)
+        n = mimodet.cuda_device_count()
+        with self.assertRaisesRegex(RuntimeError,
+                                    "no CUDA device" if n == 0 else "device %d does not" % n):
+            mimodet.channel_estimator(5, 2, 2, 0, backend="cuda", device=n)
+        self.assertEqual(
+            mimodet.channel_estimator(5, 2, 2, 0, backend="auto", device=n).backend(), "cpu")
 
 if __name__ == "__main__":
     gr_unittest.run(qa_channel_estimator)

@@ -297,5 +297,31 @@ class qa_detector(gr_unittest.TestCase):
         self.assertTrue(issubclass(mimodet.cancelled, RuntimeError))
         self.assert_still_exact(det)
 
+    def test_014_device(self):
+        # The CUDA device index: a detector_config field and a keyword, >= 0; the CPU
+        # backend ignores it, cuda refuses an index without a device, auto takes the CPU.
+        cfg = mimodet.detector_config()
+        self.assertEqual(cfg.device, 0)
+        cfg.device = 1
+        self.assertEqual(cfg.device, 1)
+        H, y, _, bits = random_problem(self.rng, 50, 2, 2, "qpsk", 30)
+        ref = mimodet.detector("mmse", 2, 2, "qpsk").detect_bits(H, y, 0.01)
+        for device in (0, 3):
+            det = mimodet.detector("mmse", 2, 2, "qpsk", device=device)
+            self.assertEqual(det.backend, "cpu")
+            np.testing.assert_array_equal(det.detect_bits(H, y, 0.01), ref)
+        with self.assertRaisesRegex(ValueError, "device must be >= 0.*got -1"):
+            mimodet.detector("mmse", 2, 2, "qpsk", device=-1)
+        with self.assertRaisesRegex(ValueError, "device must be >= 0"):
+            mimodet.detector("mmse", 2, 2, "qpsk", backend="auto", device=-2)
+        with self.assertRaisesRegex(TypeError, "device must be a int"):
+            mimodet.detector("mmse", 2, 2, "qpsk", device="1")
+        n = mimodet.cuda_device_count()
+        missing = "no CUDA device" if n == 0 else "CUDA device %d does not exist" % n
+        with self.assertRaisesRegex(RuntimeError, missing):
+            mimodet.detector("mmse", 2, 2, "qpsk", backend="cuda", device=n)
+        self.assertEqual(
+            mimodet.detector("mmse", 2, 2, "qpsk", backend="auto", device=n).backend, "cpu")
+
 if __name__ == "__main__":
     gr_unittest.run(qa_detector)

@@ -94,6 +94,23 @@ def config_of(algorithm="mmse", n_tx=2, n_rx=2, mod="16qam", **fields):
     return c
 
 
+def check_device_keyword(test, make):
+    """The device keyword of the block make(**keywords) makes (a 2x2 mmse detector): an
+    int >= 0 that the CPU backend ignores; backend cuda refuses an index without a
+    device, auto takes the CPU then."""
+    for device in (0, 2):
+        test.assertEqual(make(device=device).backend(), "cpu")
+    with test.assertRaisesRegex(ValueError, "device must be >= 0.*got -1"):
+        make(device=-1)
+    with test.assertRaisesRegex(TypeError, "device must be a int"):
+        make(device=0.0)
+    n = mimodet.cuda_device_count()
+    missing = "no CUDA device" if n == 0 else "CUDA device %d does not exist" % n
+    with test.assertRaisesRegex(RuntimeError, missing):
+        make(backend="cuda", device=n)
+    test.assertEqual(make(backend="auto", device=n).backend(), "cpu")
+
+
 def stop_while_running(tb, after_s=0.5):
     """Starts tb and stops it after_s seconds in; returns the seconds that
     tb.stop(); tb.wait() took."""
@@ -463,6 +480,13 @@ class qa_mimo_detector(gr_unittest.TestCase):
         print("stop() + wait(): %.1f ms" % (stop_s * 1e3))
         self.assertLess(det.slots_processed(), len(slots))
 
+    def test_015_device(self):
+        # device: the detector's keyword (and config field), checked when the block is
+        # made; the CPU backend ignores it.
+        check_device_keyword(
+            self, lambda **kw: mimodet.mimo_detector("mmse", 1.4, 2, 2, **kw))
+        with self.assertRaisesRegex(ValueError, "device must be >= 0"):
+            mimodet.mimo_detector(config_of(device=-1), 1.4, 0)
 
 if __name__ == "__main__":
     gr_unittest.run(qa_mimo_detector)

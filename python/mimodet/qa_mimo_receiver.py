@@ -27,7 +27,8 @@ from qa_examples import GRC_COMMON, compile_detector_makes, detector_make  # noq
 from qa_examples import env as grc_env, flowgraph, front_end_graph  # noqa: E402,E501
 # Test channels and the framer's mapping, as the estimator's and the detector's QA.
 from qa_channel_estimator import make_channel  # noqa: E402
-from qa_mimo_detector import config_of, map_bits, stop_while_running  # noqa: E402
+from qa_mimo_detector import check_device_keyword, config_of, map_bits  # noqa: E402
+from qa_mimo_detector import stop_while_running  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MODS = {"qpsk": 2, "16qam": 4, "64qam": 6}
@@ -626,8 +627,8 @@ class qa_mimo_receiver(gr_unittest.TestCase):
             src = f.read()
         self.assertIn("mimodet.mimo_receiver('psd', bandwidth, 2, 2, 'qpsk', 1, 'cpu', "
                       "soft_output=False, lvl=[5, 3, 1], exp=[1, 4], T=(-1), niter=(-1), "
-                      "sorted_qr=1, llr_clip=0, threads=1, llr_scaled=True, deadline_us=0, "
-                      "budget=(-1), slot_limit_us=2500, est_threads=2, time_domain=False, fft_backoff=(-1), pilot_ratio_db=0)",
+                      "sorted_qr=1, llr_clip=0, threads=1, device=0, llr_scaled=True, "
+                      "deadline_us=0, budget=(-1), slot_limit_us=2500, est_threads=2, time_domain=False, fft_backoff=(-1), pilot_ratio_db=0)",
                       src)
         self.assertIn("fft_backoff=(-1), pilot_ratio_db=float('nan'))", src)
         code = textwrap.dedent("""
@@ -671,7 +672,8 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         psd = detector_make(src, "rx_psd")
         self.assertIn('block_detector_config("psd", 2, 2, "qpsk", "cpu");', psd)
         for line in ("cfg.psd_lvl = {5, 3, 1};", "cfg.psd_exp = {1, 4};", "cfg.sorted_qr = 1;",
-                     "cfg.threads = 1;", "cfg.psd_deadline_us = static_cast<double>(0);",
+                     "cfg.threads = 1;", "cfg.device = 0;",
+                     "cfg.psd_deadline_us = static_cast<double>(0);",
                      "cfg.psd_node_budget = (-1);",
                      "mimo_receiver::make(cfg, bandwidth, 1, false, 2, false, (-1), "
                      "static_cast<double>(0), static_cast<double>(2500));"):
@@ -767,6 +769,10 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         self.assertLess(rx.slots_processed(), len(slots))
         print("stop() + wait(): %.1f ms" % (stop_s * 1e3))
 
+    def test_021_device(self):
+        # device: as mimo_detector's; the estimator follows the detector's device.
+        check_device_keyword(
+            self, lambda **kw: mimodet.mimo_receiver("mmse", 1.4, 2, 2, **kw))
 
 if __name__ == "__main__":
     gr_unittest.run(qa_mimo_receiver)

@@ -89,6 +89,9 @@ public:
      * exists) or "auto" (cuda where a device exists, else cpu).
      * \param pilot_ratio_db the transmitter's pilot-to-data power ratio in dB, -10..10
      * (default 0: pilots and data at the same power), or NaN to estimate it per slot.
+     * \param device the CUDA device of backend cuda or auto (detector_config::device):
+     * >= 0; cuda: an index without a device throws std::runtime_error, auto takes the
+     * CPU (logged). The CPU backend ignores it.
      *
      * Throws std::invalid_argument for any other value.
      */
@@ -98,7 +101,8 @@ public:
                      int cell_id,
                      int threads = 0,
                      const std::string& backend = "cpu",
-                     double pilot_ratio_db = 0.0);
+                     double pilot_ratio_db = 0.0,
+                     int device = 0);
 
     //! "cpu" or "cuda": the backend actually running.
     virtual std::string backend() const = 0;

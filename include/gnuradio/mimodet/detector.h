@@ -53,6 +53,13 @@ struct MIMODET_API detector_config {
     modulation mod = modulation::qam16;
     backend_kind backend = backend_kind::cpu;
     int threads = 0; //!< CPU worker threads; 0 = all hardware threads
+    //! The CUDA device (0 .. cuda_device_count() - 1) a CUDA detector runs on, with
+    //! everything it allocates: streams, events, device and page-locked memory, and in
+    //! the blocks the GPU channel estimation and OFDM demodulation beside it. Must be
+    //! >= 0. Backend cuda: an index without a device is refused (naming the devices
+    //! present); auto: it takes the CPU (logged), as where no device exists. The CPU
+    //! backend ignores it.
+    int device = 0;
 
     //! PSD (real-valued tree of N = 2 n_tx levels): lvl_0 = N+1 > lvl_1 > ... > lvl_nr = 1
     //! and exp_0 = 1, exp_x <= eval_x (PSD paper, Table 1). Empty: the Table 5 preset.

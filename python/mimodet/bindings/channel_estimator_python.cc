@@ -32,6 +32,7 @@ void bind_channel_estimator(py::module& m)
              py::arg("threads") = 0,
              py::arg("backend") = "cpu",
              py::arg("pilot_ratio_db") = 0.0,
+             py::arg("device") = 0,
              "bandwidth_mhz in {1.4, 3, 5, 10, 15, 20}, n_tx in {1, 2, 4} (ports whose CRS "
              "are estimated), n_rx 1..8 (grid inputs), cell_id 0..503 (or -1: from the slots' cell_id tags), threads 0..256 "
              "(threads that estimate one slot together; 0: min(CPU threads, n_rx*n_tx, 4); the "
@@ -40,7 +41,9 @@ void bind_channel_estimator(py::module& m)
              "or 'auto' (cuda where a device exists), pilot_ratio_db: the transmitter's "
              "pilot-to-data power ratio in dB, -10..10 (the framer's; H is scaled to the "
              "data's units), or float('nan') to estimate it per slot from the received "
-             "pilot and data power; ValueError otherwise.")
+             "pilot and data power, device: the CUDA device of backend cuda or auto (>= 0; "
+             "cuda: RuntimeError for an index without a device, auto: the CPU then); "
+             "ValueError otherwise.")
         .def("backend",
              &channel_estimator::backend,
              "'cpu' or 'cuda': the backend actually running.")

@@ -31,8 +31,9 @@ void bind_mimo_detector(py::module& m)
         "MIMO detector of the slot chain: n_rx grids + H + noise_var -> bits (uint8) or "
         "LLRs (float, soft_output), n_data(ns)*n_tx*q per slot; see docs/SLOT_LAYOUT.md. "
         "Algorithm parameters as in mimodet.detector(): lvl, exp (PSD), T (FSD/SFSD), "
-        "niter (SFSD), sorted_qr (PSD/MTT), llr_clip, threads; llr_scaled=False gives "
-        "raw metric differences (noise_var times the LLRs).")
+        "niter (SFSD), sorted_qr (PSD/MTT), llr_clip, threads; device: the CUDA device "
+        "(backend cuda or auto); llr_scaled=False gives raw metric differences "
+        "(noise_var times the LLRs).")
         .def(
             py::init(&mimo_detector::make),
             py::arg("config"),

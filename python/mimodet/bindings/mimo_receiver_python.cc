@@ -28,6 +28,7 @@ void bind_mimo_receiver(py::module& m)
         "sustain more slots/s). See "
         "docs/SLOT_LAYOUT.md. Algorithm parameters as in mimodet.detector(): lvl, exp "
         "(PSD), T (FSD/SFSD), niter (SFSD), sorted_qr (PSD/MTT), llr_clip, threads; "
+        "device: the CUDA device of both stages (backend cuda or auto); "
         "llr_scaled=False gives raw metric differences (noise_var times the LLRs); "
         "est_threads: threads of the CPU channel estimator. With time_domain=True the "
         "inputs are ofdm_sync's n_rx time-domain streams instead ('slot' tag on each "

@@ -299,6 +299,10 @@ PYBIND11_MODULE(mimodet_python, m)
         .def_readwrite("threads",
                        &detector_config::threads,
                        "CPU worker threads; 0: all hardware threads.")
+        .def_readwrite("device",
+                       &detector_config::device,
+                       "CUDA device index (>= 0) of backend cuda or auto; the CPU "
+                       "backend ignores it.")
         .def_readwrite("psd_lvl",
                        &detector_config::psd_lvl,
                        "PSD: the levels lvl_0 = 2 n_tx + 1 > ... > 1 where the search "
