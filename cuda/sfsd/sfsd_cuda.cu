@@ -163,12 +163,6 @@ MIMODET_HD inline double sfsd_extension(const double2* z,
     return metric;
 }
 
-//! True when branch a (metric ma) comes before branch b in the CPU's N_iter selection:
-//! smaller metric, then the lower index (depth-first enumeration order).
-MIMODET_HD inline bool path_before(double ma, int a, double mb, int b)
-{
-    return ma < mb || (ma == mb && a < b);
-}
 
 //! Block geometry of sfsd_detect_kernel for one configuration (host side).
 struct sfsd_plan {
@@ -321,7 +315,7 @@ __global__ void __launch_bounds__(k_sfsd_threads)
             const double mp = lst[p].metric;
             int rank = 0;
             for (int o = 0; o < n_paths && rank < niter; ++o)
-                rank += path_before(lst[o].metric, o, mp, p) ? 1 : 0;
+                rank += sfsd_path_before(lst[o].metric, o, mp, p) ? 1 : 0;
             if (rank < niter)
                 s_sel[lv * niter + rank] = p;
         }

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <vector>
 
 using namespace gr::mimodet;
 
@@ -314,4 +316,42 @@ TEST(fsd, singular_channels_give_valid_output)
                     EXPECT_TRUE(std::isfinite(l)) << kind;
             }
         }
+}
+
+TEST(sfsd, path_order_is_a_strict_total_order_with_nan_metrics)
+{
+    // The GPU writes its N_iter selection by rank, one thread per path: two paths with
+    // one rank would race. Every pair must be ordered one way exactly, NaN included.
+    const double nan = std::nan("");
+    const double inf = std::numeric_limits<double>::infinity();
+    const double metrics[] = { 0.0, 1.0, 1.0, nan, -inf, inf, nan, 2.5, inf };
+    const int n = static_cast<int>(sizeof(metrics) / sizeof(metrics[0]));
+    std::vector<int> rank(n, 0);
+    for (int a = 0; a < n; ++a) {
+        EXPECT_FALSE(core::sfsd_path_before(metrics[a], a, metrics[a], a)) << a;
+        for (int b = 0; b < n; ++b) {
+            if (a == b)
+                continue;
+            const bool ab = core::sfsd_path_before(metrics[a], a, metrics[b], b);
+            const bool ba = core::sfsd_path_before(metrics[b], b, metrics[a], a);
+            EXPECT_NE(ab, ba) << "paths " << a << " and " << b;
+            rank[a] += ba ? 1 : 0;
+        }
+    }
+    // Ranks as the GPU counts them: a permutation, numbers first, NaN last by index.
+    std::vector<int> by_rank(n, -1);
+    for (int a = 0; a < n; ++a) {
+        ASSERT_GE(rank[a], 0);
+        ASSERT_LT(rank[a], n);
+        EXPECT_EQ(by_rank[rank[a]], -1) << "rank " << rank[a] << " taken twice";
+        by_rank[rank[a]] = a;
+    }
+    EXPECT_EQ(by_rank, (std::vector<int>{ 4, 0, 1, 2, 7, 5, 8, 3, 6 }));
+    for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b)
+            for (int c = 0; c < n; ++c)
+                if (core::sfsd_path_before(metrics[a], a, metrics[b], b) &&
+                    core::sfsd_path_before(metrics[b], b, metrics[c], c))
+                    EXPECT_TRUE(core::sfsd_path_before(metrics[a], a, metrics[c], c))
+                        << a << " < " << b << " < " << c;
 }

@@ -192,8 +192,8 @@ TEST(gpu_psd, four_by_four_matches_cpu)
     for (auto mod : k_mods)
         for (const auto& s : sets_for(4, mod)) {
             const int n_mat = mod == modulation::qam64 && !s.params.lvl.empty()
-                                  ? qa::sanitizer_size(3000, 30)
-                                  : qa::sanitizer_size(15000, 60);
+                                  ? qa::sanitizer_size(3000, 3)
+                                  : qa::sanitizer_size(15000, 6);
             const auto b = qa::make_batch(4, 4, mod, n_mat, 7, 0.0, 30.0, ++seed);
             expect_same_as_cpu(b, s.params, -1, name(4, 4, mod, s.name, 0));
         }
@@ -221,8 +221,8 @@ TEST(gpu_psd, sorted_qr_matches_cpu)
         for (auto mod : k_mods)
             for (const auto& s : sets_for(nt, mod)) {
                 const int n_mat = nt == 4 && mod == modulation::qam64
-                                      ? qa::sanitizer_size(1000, 15)
-                                      : qa::sanitizer_size(3000, 30);
+                                      ? qa::sanitizer_size(1000, 2)
+                                      : qa::sanitizer_size(3000, 4);
                 const auto b = qa::make_batch(nt, nt, mod, n_mat, 7, 0.0, 30.0, ++seed);
                 expect_same_as_cpu(b, s.params, 1, name(nt, nt, mod, s.name, 1));
             }
@@ -256,7 +256,7 @@ TEST(gpu_psd, other_antenna_counts_and_parameters)
     };
     uint64_t seed = 500;
     for (const auto& c : cases) {
-        const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 20));
+        const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 3));
         const auto b = qa::make_batch(c.nt, c.nr, c.mod, n_mat, 7, 0.0, 30.0, ++seed);
         const std::string what = name(c.nt, c.nr, c.mod, core::psd_to_string(c.p.lvl), 0);
         expect_same_as_cpu(b, c.p, -1, what);
@@ -518,7 +518,7 @@ TEST(gpu_psd, warp_kernel_matches_block_kernel_and_cpu)
     };
     uint64_t seed = 1100;
     for (const auto& c : cases) {
-        const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 20));
+        const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 3));
         const auto b = qa::make_batch(c.nt, c.nt, c.mod, n_mat, 7, 0.0, 30.0, ++seed);
         const std::string what =
             name(c.nt, c.nt, c.mod, c.p.lvl.empty() ? "preset" : core::psd_to_string(c.p.lvl), 0);
@@ -540,7 +540,7 @@ TEST(gpu_psd, warp_kernel_matches_block_kernel_and_cpu)
     }
     // Sorted QR through the warp kernel.
     const auto b = qa::make_batch(
-        4, 4, modulation::qam16, qa::sanitizer_size(2000, 20), 7, 0.0, 30.0, 1199);
+        4, 4, modulation::qam16, qa::sanitizer_size(2000, 3), 7, 0.0, 30.0, 1199);
     const kernel_override force("warp");
     expect_same_as_cpu(b, {}, 1, name(4, 4, modulation::qam16, "preset [warp]", 1));
 }
@@ -606,7 +606,7 @@ TEST(gpu_psd, kernel_variant_selection)
     }();
     ASSERT_FALSE(cfg6.lvl.empty());
     const auto b = qa::make_batch(
-        4, 4, modulation::qam64, qa::sanitizer_size(200, 10), 7, 0.0, 30.0, 1301);
+        4, 4, modulation::qam64, qa::sanitizer_size(200, 2), 7, 0.0, 30.0, 1301);
     {
         const kernel_override force("warp");
         EXPECT_THROW(make_psd(4, 4, modulation::qam64, "cuda", cfg6), std::invalid_argument);
@@ -614,7 +614,7 @@ TEST(gpu_psd, kernel_variant_selection)
         // A large leaf (8192 entries) is the block's by default, but runs when forced.
         const psd_params big_leaf{ { 9, 7, 1 }, { 1, 2 } };
         const auto bl = qa::make_batch(
-            4, 4, modulation::qam16, qa::sanitizer_size(300, 10), 7, 0.0, 30.0, 1302);
+            4, 4, modulation::qam16, qa::sanitizer_size(300, 2), 7, 0.0, 30.0, 1302);
         expect_same_as_cpu(bl, big_leaf, -1, "4x4 16qam {9, 7, 1} [warp]");
     }
     {

@@ -178,11 +178,11 @@ TEST(gpu_psd_deadline, tiny_budget_truncates_and_stays_bounded)
 {
     SKIP_WITHOUT_GPU();
     // 4x4 64QAM at low SNR, a 20 MHz slot's worth of vectors four times over (several
-    // chunks on several streams: they share the call's deadline). Sanitizer sizes: 21000
-    // vectors of 16QAM at 0-5 dB.
+    // chunks on several streams: they share the call's deadline). Sanitizer sizes: 2100
+    // vectors of 16QAM at 0-5 dB (one chunk: the kernels are the same).
     const auto b =
         qa::sanitizer_sizes()
-            ? qa::make_batch(4, 4, modulation::qam16, 3000, 7, 0.0, 5.0, 47)
+            ? qa::make_batch(4, 4, modulation::qam16, 300, 7, 0.0, 5.0, 47)
             : qa::make_batch(4, 4, modulation::qam64, 4 * 1200, 7, 6.0, 10.0, 47);
     const auto sic = reference_sic(b, qr_kind::plain);
     for (const char* variant : { "warp", "block", "se" }) {
@@ -241,7 +241,7 @@ TEST(gpu_psd_deadline, sic_fallback_matches_cpu)
                           sys{ modulation::qpsk, 0.0, 5.0 } })
         for (int sorted : { 0, 1 }) {
             const auto b = qa::make_batch(
-                4, 4, y.mod, qa::sanitizer_size(1200, 72), 7, y.snr_lo, y.snr_hi, 53);
+                4, 4, y.mod, qa::sanitizer_size(1200, 8), 7, y.snr_lo, y.snr_hi, 53);
             const auto cpu_ref = reference_sic(b, sorted ? qr_kind::sorted : qr_kind::plain);
             auto cpu_det = make_psd(b, "cpu", 1e-3, sorted);
             const result cpu = run_with_stats(*cpu_det, b);

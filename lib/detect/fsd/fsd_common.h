@@ -20,6 +20,7 @@
 #ifndef INCLUDED_MIMODET_CORE_FSD_COMMON_H
 #define INCLUDED_MIMODET_CORE_FSD_COMMON_H
 
+#include "util/host_device.h"
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -152,6 +153,20 @@ inline void fsd_counts(int n_tx,
     leaves += p.n_extra;
     expanded = static_cast<unsigned>(nodes);
     evaluated = static_cast<unsigned>(leaves);
+}
+
+/*!
+ * SFSD's order of its FSD paths when it picks the N_iter best for the list extension
+ * (CPU and GPU): by metric, exact ties to the lower path index, NaN metrics (non-finite
+ * input) after every number. A strict total order, so that each rank is taken by one path
+ * (the GPU's threads write the selection by rank) and std::partial_sort is defined.
+ */
+MIMODET_HD inline bool sfsd_path_before(double ma, int a, double mb, int b)
+{
+    const bool nan_a = !(ma == ma), nan_b = !(mb == mb);
+    if (nan_a || nan_b)
+        return nan_a == nan_b ? a < b : nan_b;
+    return ma < mb || (ma == mb && a < b);
 }
 
 } // namespace core

@@ -170,10 +170,8 @@ private:
         std::partial_sort(d_order.begin(),
                           d_order.begin() + d_niter,
                           d_order.end(),
-                          // Exact ties go to the lower path index (as on the GPU).
                           [this](int a, int b) {
-                              return d_path_metric[a] < d_path_metric[b] ||
-                                     (d_path_metric[a] == d_path_metric[b] && a < b);
+                              return sfsd_path_before(d_path_metric[a], a, d_path_metric[b], b);
                           });
         const auto& pts = d_c.points();
         for (int i = 0; i < d_niter; ++i) {
