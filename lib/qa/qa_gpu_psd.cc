@@ -17,6 +17,7 @@
 #include "qa_gpu_common.h"
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <iterator>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -76,6 +77,15 @@ std::vector<named_set> sets_for(int n_tx, modulation mod)
     sets.push_back({ "h100-alg3", core::psd_gpu_preset(n_tx, omega) });
     sets.push_back({ "cpu-tuned", core::psd_cpu_tuned(n_tx) });
     return sets;
+}
+
+//! Seed of set j of modulation k_mods[m] in a sweep over k_mods x sets_for(n_tx, .) whose
+//! seeds count up from base: each modulation's sets continue where the last one's ended.
+uint64_t sweep_seed(uint64_t base, int n_tx, int m, size_t j)
+{
+    for (int i = 0; i < m; ++i)
+        base += sets_for(n_tx, k_mods[i]).size();
+    return base + j + 1;
 }
 
 int count_different(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int nb)
@@ -183,20 +193,28 @@ TEST(gpu_psd, two_by_two_matches_cpu_and_ml)
         }
 }
 
-TEST(gpu_psd, four_by_four_matches_cpu)
+// The sweeps over parameter sets are one test case per modulation (or per case), so that
+// a case stays short under compute-sanitizer, where every kernel instantiation costs.
+class gpu_psd_per_mod : public ::testing::TestWithParam<int>
+{
+};
+
+TEST_P(gpu_psd_per_mod, four_by_four_matches_cpu)
 {
     SKIP_WITHOUT_GPU();
     // 15000 x 7 = 105000 vectors per set; 4x4 64QAM at low SNR is expensive on the CPU
     // reference, so there only the default set gets 105000 and the others 3000 x 7.
-    uint64_t seed = 200;
-    for (auto mod : k_mods)
-        for (const auto& s : sets_for(4, mod)) {
-            const int n_mat = mod == modulation::qam64 && !s.params.lvl.empty()
-                                  ? qa::sanitizer_size(3000, 3)
-                                  : qa::sanitizer_size(15000, 6);
-            const auto b = qa::make_batch(4, 4, mod, n_mat, 7, 0.0, 30.0, ++seed);
-            expect_same_as_cpu(b, s.params, -1, name(4, 4, mod, s.name, 0));
-        }
+    const int m = GetParam();
+    const modulation mod = k_mods[m];
+    const auto sets = sets_for(4, mod);
+    for (size_t j = 0; j < sets.size(); ++j) {
+        const auto& s = sets[j];
+        const int n_mat = mod == modulation::qam64 && !s.params.lvl.empty()
+                              ? qa::sanitizer_size(3000, 3)
+                              : qa::sanitizer_size(15000, 6);
+        const auto b = qa::make_batch(4, 4, mod, n_mat, 7, 0.0, 30.0, sweep_seed(200, 4, m, j));
+        expect_same_as_cpu(b, s.params, -1, name(4, 4, mod, s.name, 0));
+    }
 }
 
 TEST(gpu_psd, four_by_four_is_ml)
@@ -213,57 +231,77 @@ TEST(gpu_psd, four_by_four_is_ml)
         }
 }
 
-TEST(gpu_psd, sorted_qr_matches_cpu)
+TEST_P(gpu_psd_per_mod, sorted_qr_matches_cpu)
 {
     SKIP_WITHOUT_GPU();
-    uint64_t seed = 400;
-    for (int nt : { 2, 4 })
-        for (auto mod : k_mods)
-            for (const auto& s : sets_for(nt, mod)) {
-                const int n_mat = nt == 4 && mod == modulation::qam64
-                                      ? qa::sanitizer_size(1000, 2)
-                                      : qa::sanitizer_size(3000, 4);
-                const auto b = qa::make_batch(nt, nt, mod, n_mat, 7, 0.0, 30.0, ++seed);
-                expect_same_as_cpu(b, s.params, 1, name(nt, nt, mod, s.name, 1));
-            }
-}
-
-TEST(gpu_psd, other_antenna_counts_and_parameters)
-{
-    SKIP_WITHOUT_GPU();
-    struct cse {
-        int nt, nr;
-        modulation mod;
-        psd_params p;
-        int n_mat;
-    };
-    const cse cases[] = {
-        { 1, 1, modulation::qam64, {}, 3000 },
-        { 1, 3, modulation::qam16, { { 3, 2, 1 }, { 1, 2 } }, 3000 },
-        { 2, 4, modulation::qam16, {}, 3000 },
-        { 3, 3, modulation::qam16, {}, 3000 },
-        { 3, 5, modulation::qam16, { { 7, 5, 2, 1 }, { 1, 3, 5 } }, 2000 },
-        { 4, 4, modulation::qpsk, { { 9, 8, 3, 1 }, { 1, 2, 7 } }, 2000 },
-        // Large buffers: a leaf of 8192 entries; sorts of 4096 and 8192 entries (1024
-        // threads x 4 and x 8 items; Table 2 configurations 5 and 6 cover x 2 and x 12).
-        { 4, 4, modulation::qam16, { { 9, 7, 1 }, { 1, 2 } }, 1000 },
-        { 4, 4, modulation::qam64, { { 9, 5, 3, 1 }, { 1, 2, 100 } }, 300 },
-        { 4, 4, modulation::qam64, { { 9, 7, 3, 1 }, { 1, 2, 1 } }, 300 },
-        { 5, 7, modulation::qpsk, {}, 1000 },
-        { 6, 8, modulation::qam16, {}, 200 },
-        { 8, 8, modulation::qpsk, {}, 300 },
-        { 8, 8, modulation::qpsk, core::psd_cpu_tuned(8), 300 },
-    };
-    uint64_t seed = 500;
-    for (const auto& c : cases) {
-        const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 3));
-        const auto b = qa::make_batch(c.nt, c.nr, c.mod, n_mat, 7, 0.0, 30.0, ++seed);
-        const std::string what = name(c.nt, c.nr, c.mod, core::psd_to_string(c.p.lvl), 0);
-        expect_same_as_cpu(b, c.p, -1, what);
-        if (c.nt <= 2 || (c.nt <= 4 && c.mod == modulation::qpsk))
-            expect_ml(b, c.p, -1, what);
+    const int m = GetParam();
+    const modulation mod = k_mods[m];
+    // Seeds from 400 over 2x2 (every modulation) then 4x4.
+    const uint64_t base4 = sweep_seed(400, 2, 3, 0) - 1;
+    for (int nt : { 2, 4 }) {
+        const auto sets = sets_for(nt, mod);
+        for (size_t j = 0; j < sets.size(); ++j) {
+            const auto& s = sets[j];
+            const int n_mat = nt == 4 && mod == modulation::qam64 ? qa::sanitizer_size(1000, 2)
+                                                                 : qa::sanitizer_size(3000, 4);
+            const uint64_t seed = sweep_seed(nt == 2 ? 400 : base4, nt, m, j);
+            const auto b = qa::make_batch(nt, nt, mod, n_mat, 7, 0.0, 30.0, seed);
+            expect_same_as_cpu(b, s.params, 1, name(nt, nt, mod, s.name, 1));
+        }
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(gpu_psd, gpu_psd_per_mod, ::testing::Values(0, 1, 2));
+
+namespace {
+
+struct antenna_case {
+    int nt, nr;
+    modulation mod;
+    psd_params p;
+    int n_mat;
+};
+
+const antenna_case k_antenna_cases[] = {
+    { 1, 1, modulation::qam64, {}, 3000 },
+    { 1, 3, modulation::qam16, { { 3, 2, 1 }, { 1, 2 } }, 3000 },
+    { 2, 4, modulation::qam16, {}, 3000 },
+    { 3, 3, modulation::qam16, {}, 3000 },
+    { 3, 5, modulation::qam16, { { 7, 5, 2, 1 }, { 1, 3, 5 } }, 2000 },
+    { 4, 4, modulation::qpsk, { { 9, 8, 3, 1 }, { 1, 2, 7 } }, 2000 },
+    // Large buffers: a leaf of 8192 entries; sorts of 4096 and 8192 entries (1024
+    // threads x 4 and x 8 items; Table 2 configurations 5 and 6 cover x 2 and x 12).
+    { 4, 4, modulation::qam16, { { 9, 7, 1 }, { 1, 2 } }, 1000 },
+    { 4, 4, modulation::qam64, { { 9, 5, 3, 1 }, { 1, 2, 100 } }, 300 },
+    { 4, 4, modulation::qam64, { { 9, 7, 3, 1 }, { 1, 2, 1 } }, 300 },
+    { 5, 7, modulation::qpsk, {}, 1000 },
+    { 6, 8, modulation::qam16, {}, 200 },
+    { 8, 8, modulation::qpsk, {}, 300 },
+    { 8, 8, modulation::qpsk, core::psd_cpu_tuned(8), 300 },
+};
+
+} // namespace
+
+class gpu_psd_antennas : public ::testing::TestWithParam<int>
+{
+};
+
+TEST_P(gpu_psd_antennas, other_antenna_counts_and_parameters)
+{
+    SKIP_WITHOUT_GPU();
+    const int i = GetParam();
+    const antenna_case& c = k_antenna_cases[i];
+    const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 3));
+    const auto b = qa::make_batch(c.nt, c.nr, c.mod, n_mat, 7, 0.0, 30.0, 501 + i);
+    const std::string what = name(c.nt, c.nr, c.mod, core::psd_to_string(c.p.lvl), 0);
+    expect_same_as_cpu(b, c.p, -1, what);
+    if (c.nt <= 2 || (c.nt <= 4 && c.mod == modulation::qpsk))
+        expect_ml(b, c.p, -1, what);
+}
+
+INSTANTIATE_TEST_SUITE_P(gpu_psd,
+                         gpu_psd_antennas,
+                         ::testing::Range(0, int(std::size(k_antenna_cases))));
 
 TEST(gpu_psd, odd_batch_shapes)
 {
@@ -489,56 +527,69 @@ void run_variant(const char* variant,
 
 } // namespace
 
-TEST(gpu_psd, warp_kernel_matches_block_kernel_and_cpu)
+// Sets whose levels fit the warp kernel (sorted levels <= 512 entries): every warp
+// instantiation (32 x 1, 2, 4 rank sort; 32 x 8, 16 merge sort) and leaf-only trees.
+namespace {
+
+struct warp_case {
+    int nt;
+    modulation mod;
+    psd_params p;
+    int n_mat;
+};
+
+const warp_case k_warp_cases[] = {
+    { 2, modulation::qpsk, {}, 3000 },                                    // leaf only
+    { 2, modulation::qam16, {}, 3000 },                                   // leaf 256
+    { 2, modulation::qam64, {}, 3000 },                                   // 64 (x 2)
+    { 2, modulation::qam64, { { 5, 2, 1 }, { 1, 4 } }, 2000 },            // 512 (x 16)
+    { 4, modulation::qpsk, {}, 3000 },                                    // 4, leaf 64
+    { 4, modulation::qpsk, { { 9, 8, 3, 1 }, { 1, 2, 7 } }, 3000 },       // 2, 64
+    { 4, modulation::qam16, {}, 3000 },                                   // 64 (x 2)
+    { 4, modulation::qam16, { { 9, 6, 4, 1 }, { 1, 4, 2 } }, 3000 },      // Table 2 cfg 4
+    { 4, modulation::qam16, { { 9, 8, 6, 4, 1 }, { 1, 4, 8, 1 } }, 2000 }, // 128 (x 4)
+    { 4, modulation::qam64, {}, 500 },                                    // 256 (x 8)
+    { 4, modulation::qam64, { { 9, 6, 4, 3, 1 }, { 1, 8, 16, 2 } }, 500 }, // 512 (x 16)
+    { 8, modulation::qpsk, core::psd_cpu_tuned(8), 300 },                 // 16 levels
+};
+
+} // namespace
+
+class gpu_psd_warp : public ::testing::TestWithParam<int>
+{
+};
+
+TEST_P(gpu_psd_warp, warp_kernel_matches_block_kernel_and_cpu)
 {
     SKIP_WITHOUT_GPU();
-    // Sets whose levels fit the warp kernel (sorted levels <= 512 entries): every warp
-    // instantiation (32 x 1, 2, 4 rank sort; 32 x 8, 16 merge sort) and leaf-only
-    // trees. Warp and block kernels run the same traversal on the same R: identical
-    // bits and node counts; both are checked against the CPU as above.
-    struct cse {
-        int nt;
-        modulation mod;
-        psd_params p;
-        int n_mat;
-    };
-    const cse cases[] = {
-        { 2, modulation::qpsk, {}, 3000 },                                    // leaf only
-        { 2, modulation::qam16, {}, 3000 },                                   // leaf 256
-        { 2, modulation::qam64, {}, 3000 },                                   // 64 (x 2)
-        { 2, modulation::qam64, { { 5, 2, 1 }, { 1, 4 } }, 2000 },            // 512 (x 16)
-        { 4, modulation::qpsk, {}, 3000 },                                    // 4, leaf 64
-        { 4, modulation::qpsk, { { 9, 8, 3, 1 }, { 1, 2, 7 } }, 3000 },       // 2, 64
-        { 4, modulation::qam16, {}, 3000 },                                   // 64 (x 2)
-        { 4, modulation::qam16, { { 9, 6, 4, 1 }, { 1, 4, 2 } }, 3000 },      // Table 2 cfg 4
-        { 4, modulation::qam16, { { 9, 8, 6, 4, 1 }, { 1, 4, 8, 1 } }, 2000 }, // 128 (x 4)
-        { 4, modulation::qam64, {}, 500 },                                    // 256 (x 8)
-        { 4, modulation::qam64, { { 9, 6, 4, 3, 1 }, { 1, 8, 16, 2 } }, 500 }, // 512 (x 16)
-        { 8, modulation::qpsk, core::psd_cpu_tuned(8), 300 },                 // 16 levels
-    };
-    uint64_t seed = 1100;
-    for (const auto& c : cases) {
-        const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 3));
-        const auto b = qa::make_batch(c.nt, c.nt, c.mod, n_mat, 7, 0.0, 30.0, ++seed);
-        const std::string what =
-            name(c.nt, c.nt, c.mod, c.p.lvl.empty() ? "preset" : core::psd_to_string(c.p.lvl), 0);
-        std::vector<uint8_t> wb, bb;
-        std::vector<vector_stats> ws, bs;
-        run_variant("warp", b, c.p, wb, ws);
-        run_variant("block", b, c.p, bb, bs);
-        EXPECT_EQ(wb, bb) << what << ": warp and block bits differ";
-        size_t differ = 0;
-        for (size_t v = 0; v < ws.size(); ++v)
-            differ += ws[v].expanded != bs[v].expanded || ws[v].evaluated != bs[v].evaluated;
-        EXPECT_EQ(differ, 0u) << what << ": warp and block node counts differ";
-        {
-            const kernel_override force("warp");
-            expect_same_as_cpu(b, c.p, -1, what + " [warp]");
-            if (c.nt <= 2 || c.mod == modulation::qpsk)
-                expect_ml(b, c.p, -1, what + " [warp]");
-        }
-    }
-    // Sorted QR through the warp kernel.
+    // Warp and block kernels run the same traversal on the same R: identical bits and
+    // node counts; both are checked against the CPU as above.
+    const int i = GetParam();
+    const warp_case& c = k_warp_cases[i];
+    const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 3));
+    const auto b = qa::make_batch(c.nt, c.nt, c.mod, n_mat, 7, 0.0, 30.0, 1101 + i);
+    const std::string what =
+        name(c.nt, c.nt, c.mod, c.p.lvl.empty() ? "preset" : core::psd_to_string(c.p.lvl), 0);
+    std::vector<uint8_t> wb, bb;
+    std::vector<vector_stats> ws, bs;
+    run_variant("warp", b, c.p, wb, ws);
+    run_variant("block", b, c.p, bb, bs);
+    EXPECT_EQ(wb, bb) << what << ": warp and block bits differ";
+    size_t differ = 0;
+    for (size_t v = 0; v < ws.size(); ++v)
+        differ += ws[v].expanded != bs[v].expanded || ws[v].evaluated != bs[v].evaluated;
+    EXPECT_EQ(differ, 0u) << what << ": warp and block node counts differ";
+    const kernel_override force("warp");
+    expect_same_as_cpu(b, c.p, -1, what + " [warp]");
+    if (c.nt <= 2 || c.mod == modulation::qpsk)
+        expect_ml(b, c.p, -1, what + " [warp]");
+}
+
+INSTANTIATE_TEST_SUITE_P(gpu_psd, gpu_psd_warp, ::testing::Range(0, int(std::size(k_warp_cases))));
+
+TEST(gpu_psd, warp_kernel_with_sorted_qr_matches_cpu)
+{
+    SKIP_WITHOUT_GPU();
     const auto b = qa::make_batch(
         4, 4, modulation::qam16, qa::sanitizer_size(2000, 3), 7, 0.0, 30.0, 1199);
     const kernel_override force("warp");
@@ -592,44 +643,64 @@ TEST(gpu_psd, warp_kernel_stats_and_odd_shapes)
     EXPECT_EQ(qa::count_non_ml(sb, g, qa::run_bits(*cpu, sb), 1e-6), 0);
 }
 
-TEST(gpu_psd, kernel_variant_selection)
+namespace {
+
+// Table 2 configuration 6 sorts 12288 entries: beyond the warp kernel.
+psd_params table2_config6()
+{
+    for (const auto& s : core::psd_table2_configurations())
+        if (s.name == "table2-config6")
+            return s.params;
+    return psd_params{};
+}
+
+qa::batch config6_batch()
+{
+    return qa::make_batch(
+        4, 4, modulation::qam64, qa::sanitizer_size(200, 2), 7, 0.0, 30.0, 1301);
+}
+
+} // namespace
+
+TEST(gpu_psd, kernel_variant_selection_forced_warp)
 {
     SKIP_WITHOUT_GPU();
-    // Table 2 configuration 6 sorts 12288 entries: beyond the warp kernel. Forced warp:
-    // "cuda" refuses, "auto" falls back to the CPU; forced block and the automatic choice
-    // (block) run it and match the CPU.
-    const psd_params cfg6 = [] {
-        for (const auto& s : core::psd_table2_configurations())
-            if (s.name == "table2-config6")
-                return s.params;
-        return psd_params{};
-    }();
+    // Forced warp: "cuda" refuses configuration 6, "auto" falls back to the CPU.
+    const psd_params cfg6 = table2_config6();
     ASSERT_FALSE(cfg6.lvl.empty());
-    const auto b = qa::make_batch(
-        4, 4, modulation::qam64, qa::sanitizer_size(200, 2), 7, 0.0, 30.0, 1301);
-    {
-        const kernel_override force("warp");
-        EXPECT_THROW(make_psd(4, 4, modulation::qam64, "cuda", cfg6), std::invalid_argument);
-        EXPECT_EQ(make_psd(4, 4, modulation::qam64, "auto", cfg6)->backend(), "cpu");
-        // A large leaf (8192 entries) is the block's by default, but runs when forced.
-        const psd_params big_leaf{ { 9, 7, 1 }, { 1, 2 } };
-        const auto bl = qa::make_batch(
-            4, 4, modulation::qam16, qa::sanitizer_size(300, 2), 7, 0.0, 30.0, 1302);
-        expect_same_as_cpu(bl, big_leaf, -1, "4x4 16qam {9, 7, 1} [warp]");
-    }
-    {
-        const kernel_override force("block");
-        expect_same_as_cpu(b, cfg6, -1, "4x4 64qam table2-config6 [block]");
-        expect_same_as_cpu(b, {}, -1, "4x4 64qam preset [block]");
-    }
+    const kernel_override force("warp");
+    EXPECT_THROW(make_psd(4, 4, modulation::qam64, "cuda", cfg6), std::invalid_argument);
+    EXPECT_EQ(make_psd(4, 4, modulation::qam64, "auto", cfg6)->backend(), "cpu");
+    // A large leaf (8192 entries) is the block's by default, but runs when forced.
+    const psd_params big_leaf{ { 9, 7, 1 }, { 1, 2 } };
+    const auto bl = qa::make_batch(
+        4, 4, modulation::qam16, qa::sanitizer_size(300, 2), 7, 0.0, 30.0, 1302);
+    expect_same_as_cpu(bl, big_leaf, -1, "4x4 16qam {9, 7, 1} [warp]");
+}
+
+TEST(gpu_psd, kernel_variant_selection_forced_block)
+{
+    SKIP_WITHOUT_GPU();
+    const psd_params cfg6 = table2_config6();
+    ASSERT_FALSE(cfg6.lvl.empty());
+    const auto b = config6_batch();
+    const kernel_override force("block");
+    expect_same_as_cpu(b, cfg6, -1, "4x4 64qam table2-config6 [block]");
+    expect_same_as_cpu(b, {}, -1, "4x4 64qam preset [block]");
+}
+
+TEST(gpu_psd, kernel_variant_selection_automatic)
+{
+    SKIP_WITHOUT_GPU();
+    // The automatic choice (block) runs configuration 6; an unknown variant is refused.
+    const psd_params cfg6 = table2_config6();
+    ASSERT_FALSE(cfg6.lvl.empty());
     {
         const kernel_override force("auto");
-        expect_same_as_cpu(b, cfg6, -1, "4x4 64qam table2-config6 [auto]");
+        expect_same_as_cpu(config6_batch(), cfg6, -1, "4x4 64qam table2-config6 [auto]");
     }
-    {
-        const kernel_override force("bogus");
-        EXPECT_THROW(make_psd(4, 4, modulation::qpsk, "cuda"), std::invalid_argument);
-    }
+    const kernel_override force("bogus");
+    EXPECT_THROW(make_psd(4, 4, modulation::qpsk, "cuda"), std::invalid_argument);
 }
 
 TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
