@@ -163,7 +163,6 @@ MIMODET_HD inline double sfsd_extension(const double2* z,
     return metric;
 }
 
-
 //! Block geometry of sfsd_detect_kernel for one configuration (host side).
 struct sfsd_plan {
     int vpb = 1;     //!< vectors per block
@@ -268,7 +267,7 @@ __global__ void __launch_bounds__(k_sfsd_threads)
     const double2* pts = c_points + points_offset(q);
     const double* pam = c_pam + pam_offset(q);
 
-    // --- 0: y' = Q^H y, selection cleared (defined even for NaN metrics).
+    // --- 0: y' = Q^H y, selection cleared (every entry defined).
     for (int idx = threadIdx.x; idx < vpb * NT; idx += k_sfsd_threads) {
         const int lv = idx / NT, k = idx % NT;
         const long long gv = vbase + lv;

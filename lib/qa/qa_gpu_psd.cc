@@ -585,7 +585,9 @@ TEST_P(gpu_psd_warp, warp_kernel_matches_block_kernel_and_cpu)
         expect_ml(b, c.p, -1, what + " [warp]");
 }
 
-INSTANTIATE_TEST_SUITE_P(gpu_psd, gpu_psd_warp, ::testing::Range(0, int(std::size(k_warp_cases))));
+INSTANTIATE_TEST_SUITE_P(gpu_psd,
+                         gpu_psd_warp,
+                         ::testing::Range(0, int(std::size(k_warp_cases))));
 
 TEST(gpu_psd, warp_kernel_with_sorted_qr_matches_cpu)
 {

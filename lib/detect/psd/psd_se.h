@@ -14,10 +14,11 @@
 // The search is a state machine advanced one step at a time (psd_se_step): the GPU runs
 // one vector per thread and lets a thread that finishes take the next vector at once, so
 // the lanes of a warp stay busy whatever each vector's node count is. The CPU keeps
-// running interference sums (psd_se_partials) that give the same values with less work. A search can also
-// cover one subtree (psd_se_begin with a prefix) with an outer bound, so that the GPU can
-// spread a long search over many threads; psd_se_leaf_key orders the leaves as the
-// sequential search visits them, so the subtrees' results combine into its decision.
+// running interference sums (psd_se_partials) that give the same values with less work.
+// A search can also cover one subtree (psd_se_begin with a prefix) with an outer bound,
+// so that the GPU can spread a long search over many threads; psd_se_leaf_key orders the
+// leaves as the sequential search visits them, so the subtrees' results combine into its
+// decision.
 
 #ifndef INCLUDED_MIMODET_CORE_PSD_SE_H
 #define INCLUDED_MIMODET_CORE_PSD_SE_H
@@ -92,12 +93,12 @@ MIMODET_HD inline double psd_se_inf() { return __builtin_huge_val(); }
 // GPU keeps the state in registers; the CPU (NMAX = psd_se_max_n) runs them as plain
 // loops. Either way the same operations in the same order.
 
-//! Row k's children, sorted by metric: |b - r v|^2 grows with |centre - v|, so they
-//! alternate outwards from the nearest level.
 //! z_k minus the interference of rows k+1..N-1, subtracted from the top row down.
 template <int NMAX>
-MIMODET_HD inline double
-psd_se_interference(const psd_se_problem& pb, const psd_se_state<NMAX>& st, int k, psd_se_no_partials&)
+MIMODET_HD inline double psd_se_interference(const psd_se_problem& pb,
+                                                const psd_se_state<NMAX>& st,
+                                                int k,
+                                                psd_se_no_partials&)
 {
     double b = pb.zk(k);
     for (int j = NMAX - 1; j > k; --j)
@@ -139,6 +140,8 @@ inline void psd_se_reset(const psd_se_problem& pb, psd_se_partials<NMAX>& ps)
     }
 }
 
+//! Row k's children, sorted by metric: |b - r v|^2 grows with |centre - v|, so they
+//! alternate outwards from the nearest level.
 template <int NMAX, class Partials = psd_se_no_partials>
 MIMODET_HD inline void psd_se_start_level(const psd_se_problem& pb,
                                              psd_se_state<NMAX>& st,
@@ -251,7 +254,8 @@ MIMODET_HD inline void psd_se_begin(const psd_se_problem& pb,
     st.k = top - 1;
     psd_se_reset<NMAX>(pb, ps);
     if constexpr (unrolled)
-        psd_se_dispatch<NMAX>(st.k, [&](auto K) { psd_se_start_level(pb, st, K(), prefix_metric, ps); });
+        psd_se_dispatch<NMAX>(
+            st.k, [&](auto K) { psd_se_start_level(pb, st, K(), prefix_metric, ps); });
     else
         psd_se_start_level(pb, st, st.k, prefix_metric, ps);
 }
