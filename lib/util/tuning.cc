@@ -72,6 +72,11 @@ const std::vector<switch_info>& switches()
           "warp|block|auto",
           "auto",
           "forces the CUDA PSD detector's Algorithm 3 kernel" },
+        { "MIMODET_PSD_SE_SPLIT",
+          "1..65536",
+          "128",
+          "nodes a depth-first CUDA PSD search expands in one thread before the rest is "
+          "spread over tasks" },
     };
     return table;
 }
@@ -120,6 +125,8 @@ bool gpu_wait_blocks()
     static const bool blocks = read("MIMODET_GPU_WAIT") == "block";
     return blocks;
 }
+
+int psd_se_split() { return integer("MIMODET_PSD_SE_SPLIT", 1, 65536, 0); }
 
 std::string psd_kernel()
 {

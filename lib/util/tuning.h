@@ -67,6 +67,11 @@ MIMODET_API bool gpu_wait_blocks();
 //! Read when a detector is made.
 MIMODET_API std::string psd_kernel();
 
+//! MIMODET_PSD_SE_SPLIT=1..65536: nodes a depth-first CUDA PSD search expands in one
+//! thread (first pass, then each task) before the rest is spread over tasks. 0 (unset):
+//! the kernels' default. Read when a detector is made.
+MIMODET_API int psd_se_split();
+
 //! For the switches above that are integers: the value of `name` if set, in lo..hi;
 //! `fallback` if unset or empty. std::invalid_argument naming the variable otherwise,
 //! and for a name that is not in switches().
