@@ -18,12 +18,12 @@
 //    thread advances its vector one search step per loop iteration and takes the next
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
 //    whatever the node counts. Nearly every vector ends here, with the CPU's node counts.
-//    One still running after k_se_first_nodes expanded nodes is queued: its best leaf so
+//    One still running after k_se_split_nodes expanded nodes is queued: its best leaf so
 //    far bounds the rest of its search, and its subtrees one row down become tasks.
 //  waves (psd_se_wave_kernel, one launch per depth): tasks are subtree searches, one per
 //    thread, in the same one-step-per-iteration loop, pruning with their own radius and
 //    with the vector's bound, which every task lowers (atomicMin) when it finds a better
-//    leaf. A task still running after k_se_task_nodes nodes hands its subtrees one row
+//    leaf. A task still running after k_se_split_nodes nodes hands its subtrees one row
 //    further down to the next wave. A near-singular channel, whose search can expand
 //    10^5-10^6 nodes, so spreads over the whole GPU within a few waves instead of
 //    holding one thread (and the launch) for milliseconds.
@@ -57,6 +57,7 @@
 #include "detect/psd/psd_common.h"
 #include "detect/psd/psd_params.h"
 #include "detect/psd/psd_se.h"
+#include "util/tuning.h"
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -73,11 +74,10 @@ namespace {
 constexpr int k_se_threads = 64; //!< threads per block of every kernel
 //! Deadline: path metrics of a thread between two timer reads.
 constexpr uint32_t k_se_check_evals = 512;
-//! Nodes a vector may expand in the first pass before its search is spread: enough that
-//! most vectors end there, few enough that no thread holds its warp long.
-constexpr uint32_t k_se_first_nodes = 128;
-//! Nodes a task may expand before it hands its subtrees on.
-constexpr uint32_t k_se_task_nodes = 128;
+//! Nodes a vector may expand in the first pass before its search is spread, and a task
+//! before it hands its subtrees on: enough that most vectors end in the first pass, few
+//! enough that no thread holds its warp long. MIMODET_PSD_SE_SPLIT replaces it.
+constexpr uint32_t k_se_split_nodes = 128;
 //! Rows a task's subtrees reach below its root: one row (|Omega| subtrees) spreads a
 //! search with the fewest restarts; a long one is split again in the next wave.
 constexpr int k_se_split_rows = 1;
@@ -135,21 +135,42 @@ constexpr int k_se_max_waves = psd_se_max_n;
 constexpr int k_se_words = w_wave0 + 2 * (k_se_max_waves + 1);
 
 /*!
- * Each thread's copy of its matrix's R in shared memory, interleaved by thread (element e
- * of thread t at [e k_se_threads + t]): the search reads a row of R per node, one
- * dependent access after another, so their latency is the search's. NMAX = 16 would not
- * fit: that instantiation reads R from global memory.
+ * Each thread's copy of its matrix's R (the upper triangle, psd_se_problem::ld = NMAX)
+ * followed by its vector's z, in shared memory, interleaved by thread (element e of
+ * thread t at [e k_se_threads + t]): the search reads a row of R per node, one dependent
+ * access after another, so their latency is the search's. NMAX = 16 would not fit: that
+ * instantiation reads R from global memory and keeps z alone in shared memory.
  */
 template <int NMAX>
 struct se_R_cache {
     static constexpr bool on = NMAX <= 8;
-    static constexpr int elems = on ? NMAX * NMAX * k_se_threads : 1;
+    static constexpr int tri = NMAX * (NMAX + 1) / 2; //!< elements of the triangle
+    static constexpr int elems = on ? (tri + NMAX) * k_se_threads : NMAX * k_se_threads;
+};
+
+/*!
+ * Each thread's search state in shared memory, an odd number of 8-byte words apart (the
+ * lanes of a warp reading one field hit distinct banks). The search indexes its rows at
+ * run time, so the lanes of a warp, each at its own row, run one code path; with the
+ * rows as compile-time constants the state fits in registers but a warp runs one path
+ * per distinct row (about 4 of its 32 lanes active at 4x4 64QAM).
+ */
+template <int NMAX>
+struct se_state_slots {
+    static constexpr int words =
+        static_cast<int>((sizeof(psd_se_state<NMAX>) + 7) / 8) | 1;
+    static constexpr int elems = words * k_se_threads;
+
+    __device__ static psd_se_state<NMAX>& of(double* s)
+    {
+        return *reinterpret_cast<psd_se_state<NMAX>*>(s + words * threadIdx.x);
+    }
 };
 
 /*!
  * Points pb at vector v's problem: z (computed here) and matrix m's R, both in the
- * thread's slices of shared memory (s_z: NMAX k_se_threads doubles), or, for NMAX = 16,
- * R in global memory and z in shared memory at stride 1.
+ * thread's slice of shared memory (s_Rz, se_R_cache), or, for NMAX = 16, R in global
+ * memory and z in shared memory at stride 1.
  */
 template <int NMAX>
 __device__ inline void se_load(psd_se_problem& pb,
@@ -159,16 +180,17 @@ __device__ inline void se_load(psd_se_problem& pb,
                                const float2* y,
                                size_t m,
                                int v,
-                               double* s_R,
-                               double* s_z)
+                               double* s_Rz)
 {
     // Loops to compile-time bounds with guards: every load is issued before the first is
     // used, so a vector's set-up costs about one memory latency, not one per element.
     constexpr int MR = k_max_ant; // receive antennas at most
+    using cache = se_R_cache<NMAX>;
     const int N = pb.N, nrx = L.nrx, M = 2 * nrx;
     const double* g = R + m * N * N;
-    const int stride = se_R_cache<NMAX>::on ? k_se_threads : 1;
-    double* z = se_R_cache<NMAX>::on ? s_z + threadIdx.x : s_z + threadIdx.x * NMAX;
+    const int stride = cache::on ? k_se_threads : 1;
+    double* z = cache::on ? s_Rz + cache::tri * k_se_threads + threadIdx.x
+                          : s_Rz + threadIdx.x * NMAX;
     const float2* yv = y + static_cast<size_t>(v) * nrx;
     double yr[MR], yi[MR];
     MIMODET_UNROLL
@@ -192,16 +214,22 @@ __device__ inline void se_load(psd_se_problem& pb,
         z[k * stride] = acc;
     }
     pb.z = z;
-    if constexpr (se_R_cache<NMAX>::on) {
+    if constexpr (cache::on) {
         MIMODET_UNROLL
-        for (int e = 0; e < NMAX * NMAX; ++e)
-            if (e < N * N)
-                s_R[e * k_se_threads + threadIdx.x] = g[e];
-        pb.R = s_R + threadIdx.x;
+        for (int k = 0; k < NMAX; ++k) {
+            MIMODET_UNROLL
+            for (int j = k; j < NMAX; ++j)
+                if (j < N)
+                    s_Rz[(k * NMAX - k * (k + 1) / 2 + j) * k_se_threads + threadIdx.x] =
+                        g[k * N + j];
+        }
+        pb.R = s_Rz + threadIdx.x;
         pb.rs = k_se_threads;
+        pb.ld = NMAX;
     } else {
         pb.R = g;
         pb.rs = 1;
+        pb.ld = 0;
     }
 }
 
@@ -213,7 +241,7 @@ __device__ inline void se_z_dense(const psd_se_problem& pb, double* z)
         z[k] = pb.zk(k);
 }
 
-//! Copies a state's best leaf (constant indices: the state stays in registers).
+//! Copies a state's best leaf (constant indices: a local destination stays in registers).
 template <int NMAX>
 __device__ inline void se_copy(const uint8_t (&from)[NMAX], uint8_t* to, int N)
 {
@@ -406,7 +434,7 @@ __device__ bool se_spread(const psd_se_problem& pb,
                           uint32_t& evaluated)
 {
     // Count, reserve, then enumerate again into the reserved entries. A state of its own
-    // (rows indexed at run time), so that the caller's stays in registers.
+    // (in local memory), so that the caller's, its best leaf included, is kept.
     psd_se_state<NMAX> st;
     psd_se_begin(pb, st, top, prefix, prefix_metric, bound);
     const int n = se_subtrees(pb, st, log2P, v, to, prefix_key, bound, nullptr);
@@ -445,10 +473,10 @@ __global__ void __launch_bounds__(k_se_threads)
     se_deadline D;
     se_start_deadline(D, budget_ns, call_start, s_start);
 
-    __shared__ double s_R[se_R_cache<NMAX>::elems];
-    __shared__ double s_z[NMAX * k_se_threads];
+    __shared__ double s_Rz[se_R_cache<NMAX>::elems];
+    __shared__ double s_state[se_state_slots<NMAX>::elems];
     const int N = L.N, nb = L.nt * L.q;
-    psd_se_state<NMAX> st;
+    psd_se_state<NMAX>& st = se_state_slots<NMAX>::of(s_state);
     psd_se_problem pb{ nullptr, nullptr, s_value, L.inv_scale, N, L.P, 1 };
     uint8_t out[NMAX]; // a decision handed to psd_bits_of
     int v = -1;
@@ -462,7 +490,7 @@ __global__ void __launch_bounds__(k_se_threads)
             if (v >= n_vec)
                 break;
             m = static_cast<size_t>(map.matrix_of(v));
-            se_load<NMAX>(pb, L, R, Qt, y, m, v, s_R, s_z);
+            se_load<NMAX>(pb, L, R, Qt, y, m, v, s_Rz);
             limit = first_nodes;
             if (D.out_of_time(0)) {
                 // Started after the deadline: the SIC point, no search.
@@ -474,7 +502,7 @@ __global__ void __launch_bounds__(k_se_threads)
                 v = -1;
                 continue;
             }
-            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
+            psd_se_begin<NMAX>(pb, st, N, nullptr, 0.0, psd_se_inf());
             continue;
         }
         const bool over = L.node_budget != 0 && st.evaluated >= L.node_budget;
@@ -496,7 +524,7 @@ __global__ void __launch_bounds__(k_se_threads)
             continue;
         }
         const double before = st.d2;
-        const bool running = psd_se_step<NMAX, true>(pb, st);
+        const bool running = psd_se_step<NMAX>(pb, st);
         if (st.d2 < before)
             best_key = psd_se_leaf_key(st, L.log2P, 0);
         if (!running) {
@@ -522,7 +550,7 @@ __global__ void __launch_bounds__(k_se_threads)
                              W.tasks[0], W.words + se_wave_count(0), W.capacity, expanded,
                              evaluated)) {
             // No room: this thread finishes the search itself.
-            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
+            psd_se_begin<NMAX>(pb, st, N, nullptr, 0.0, psd_se_inf());
             st.expanded = expanded;
             st.evaluated = evaluated;
             limit = UINT32_MAX;
@@ -566,9 +594,9 @@ __global__ void __launch_bounds__(k_se_threads)
     const bool can_split = wave + 1 < L.waves;
     se_task* out = W.tasks[(wave + 1) & 1];
     unsigned int* out_count = W.words + se_wave_count(wave + 1);
-    __shared__ double s_R[se_R_cache<NMAX>::elems];
-    __shared__ double s_z[NMAX * k_se_threads];
-    psd_se_state<NMAX> st;
+    __shared__ double s_Rz[se_R_cache<NMAX>::elems];
+    __shared__ double s_state[se_state_slots<NMAX>::elems];
+    psd_se_state<NMAX>& st = se_state_slots<NMAX>::of(s_state);
     psd_se_problem pb{ nullptr, nullptr, s_value, L.inv_scale, N, L.P, 1 };
     int t = -1;
     bool first = true;
@@ -593,9 +621,9 @@ __global__ void __launch_bounds__(k_se_threads)
                 continue;
             }
             const size_t m = static_cast<size_t>(map.matrix_of(task.v));
-            se_load<NMAX>(pb, L, R, Qt, y, m, task.v, s_R, s_z);
-            psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric,
-                                     se_double(sv.bound));
+            se_load<NMAX>(pb, L, R, Qt, y, m, task.v, s_Rz);
+            psd_se_begin<NMAX>(
+                pb, st, N - task.depth, task.prefix, task.metric, se_double(sv.bound));
             limit = can_split ? task_nodes : UINT32_MAX;
             since_refresh = 0;
             flushed = 0;
@@ -610,7 +638,7 @@ __global__ void __launch_bounds__(k_se_threads)
             done = true;
         } else {
             const double before = st.d2;
-            done = !psd_se_step<NMAX, true>(pb, st);
+            done = !psd_se_step<NMAX>(pb, st);
             if (st.d2 < before) {
                 best_key = psd_se_leaf_key(st, L.log2P, task.key);
                 atomicMin(&sv.bound, se_bits(st.d2));
@@ -643,7 +671,8 @@ __global__ void __launch_bounds__(k_se_threads)
                 MIMODET_UNROLL
                 for (int k = 0; k < NMAX; ++k)
                     best[k] = st.best[k];
-                psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric, bound);
+                psd_se_begin<NMAX>(
+                    pb, st, N - task.depth, task.prefix, task.metric, bound);
                 st.expanded = expanded;
                 st.evaluated = evaluated;
                 MIMODET_UNROLL
@@ -698,6 +727,12 @@ struct se_kernels {
     se_wave_fn wave;
 };
 
+uint32_t se_split_nodes()
+{
+    const int n = tuning::psd_se_split();
+    return n > 0 ? static_cast<uint32_t>(n) : k_se_split_nodes;
+}
+
 //! The instantiation for N real levels: small state for 2 and 4 antennas.
 se_kernels se_pick(int N)
 {
@@ -716,7 +751,8 @@ public:
           d_L(L),
           d_k(k),
           d_sorted(psd_uses_sorted_qr(cfg.sorted_qr, psd_cpu_tuned(cfg.n_tx))),
-          d_clock(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us)))
+          d_clock(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us))),
+          d_split(se_split_nodes())
     {
         int dev = 0;
         MIMODET_CUDA_CHECK(cudaGetDevice(&dev));
@@ -774,12 +810,12 @@ protected:
             std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_grid));
         d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y, R, Qt, perm, d_L,
                                                       static_cast<int>(c.n_vec), c.map, W,
-                                                      c.bits, c.stats, k_se_first_nodes,
+                                                      c.bits, c.stats, d_split,
                                                       d_clock.budget_ns(), d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
         for (int w = 0; w < d_L.waves; ++w) {
             d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
-                c.y, R, Qt, d_L, c.map, W, w, k_se_task_nodes, d_clock.budget_ns(), d_clock.start());
+                c.y, R, Qt, d_L, c.map, W, w, d_split, d_clock.budget_ns(), d_clock.start());
             MIMODET_CUDA_CHECK_LAUNCH();
         }
         const unsigned small = static_cast<unsigned>(d_sms);
@@ -813,6 +849,7 @@ private:
     const se_kernels d_k;
     const bool d_sorted;
     psd_call_clock d_clock; //!< the deadline's clock and the streams' scratch slots
+    const uint32_t d_split; //!< nodes a thread expands before a search is spread
     int d_slots = 0;        //!< scratch slots allocated
     size_t d_grid = 0;
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
