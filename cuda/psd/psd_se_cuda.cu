@@ -93,7 +93,7 @@ struct psd_se_layout {
     int nt, nrx, N, P, q, log2P;
     int waves;       //!< wave launches: task depths first_depth, first_depth + 1, .. N-1
     int first_depth; //!< depth of the first pass's tasks
-    double inv_scale; //!< 1 / the constellation's scale
+    double inv_scale; //!< 1 / the constellation's scale (the rows' weights)
     uint32_t node_budget; //!< path metrics per vector; 0: none
     double value[8];  //!< PAM levels, increasing
     int label[8];    //!< PAM label of value[j]
@@ -149,13 +149,17 @@ struct se_R_cache {
 /*!
  * Points pb at vector v's problem: z (computed here) and matrix m's R, both in the
  * thread's slices of shared memory (s_z: NMAX k_se_threads doubles), or, for NMAX = 16,
- * R in global memory and z in shared memory at stride 1.
+ * R in global memory and z in shared memory at stride 1. Matrix m's row weights stay in
+ * global memory (read-only, cached): the search reads one per node, at an address known
+ * before the node's arithmetic, so its latency hides, and the shared memory and the
+ * registers that bound the kernels' occupancy stay as they are.
  */
 template <int NMAX>
 __device__ inline void se_load(psd_se_problem& pb,
                                const psd_se_layout& L,
                                const double* R,
                                const double* Qt,
+                               const double* w,
                                const float2* y,
                                size_t m,
                                int v,
@@ -192,6 +196,7 @@ __device__ inline void se_load(psd_se_problem& pb,
         z[k * stride] = acc;
     }
     pb.z = z;
+    pb.w = w + m * N;
     if constexpr (se_R_cache<NMAX>::on) {
         MIMODET_UNROLL
         for (int e = 0; e < NMAX * NMAX; ++e)
@@ -427,6 +432,7 @@ __global__ void __launch_bounds__(k_se_threads)
     psd_se_first_kernel(const float2* __restrict__ y,
                         const double* __restrict__ R,
                         const double* __restrict__ Qt,
+                        const double* __restrict__ w,
                         const uint8_t* __restrict__ perm,
                         const __grid_constant__ psd_se_layout L,
                         int n_vec,
@@ -449,7 +455,7 @@ __global__ void __launch_bounds__(k_se_threads)
     __shared__ double s_z[NMAX * k_se_threads];
     const int N = L.N, nb = L.nt * L.q;
     psd_se_state<NMAX> st;
-    psd_se_problem pb{ nullptr, nullptr, s_value, L.inv_scale, N, L.P, 1 };
+    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P, 1 };
     uint8_t out[NMAX]; // a decision handed to psd_bits_of
     int v = -1;
     size_t m = 0;
@@ -462,7 +468,7 @@ __global__ void __launch_bounds__(k_se_threads)
             if (v >= n_vec)
                 break;
             m = static_cast<size_t>(map.matrix_of(v));
-            se_load<NMAX>(pb, L, R, Qt, y, m, v, s_R, s_z);
+            se_load<NMAX>(pb, L, R, Qt, w, y, m, v, s_R, s_z);
             limit = first_nodes;
             if (D.out_of_time(0)) {
                 // Started after the deadline: the SIC point, no search.
@@ -543,6 +549,7 @@ __global__ void __launch_bounds__(k_se_threads)
     psd_se_wave_kernel(const float2* __restrict__ y,
                        const double* __restrict__ R,
                        const double* __restrict__ Qt,
+                       const double* __restrict__ w,
                        const __grid_constant__ psd_se_layout L,
                        const __grid_constant__ segment_map map,
                        se_work W,
@@ -569,7 +576,7 @@ __global__ void __launch_bounds__(k_se_threads)
     __shared__ double s_R[se_R_cache<NMAX>::elems];
     __shared__ double s_z[NMAX * k_se_threads];
     psd_se_state<NMAX> st;
-    psd_se_problem pb{ nullptr, nullptr, s_value, L.inv_scale, N, L.P, 1 };
+    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P, 1 };
     int t = -1;
     bool first = true;
     se_task task;
@@ -593,7 +600,7 @@ __global__ void __launch_bounds__(k_se_threads)
                 continue;
             }
             const size_t m = static_cast<size_t>(map.matrix_of(task.v));
-            se_load<NMAX>(pb, L, R, Qt, y, m, task.v, s_R, s_z);
+            se_load<NMAX>(pb, L, R, Qt, w, y, m, task.v, s_R, s_z);
             psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric,
                                      se_double(sv.bound));
             limit = can_split ? task_nodes : UINT32_MAX;
@@ -737,6 +744,7 @@ protected:
         const size_t N = d_L.N, M = 2 * d_L.nrx;
         d_R.reserve(n_mat * N * N);
         d_Qt.reserve(n_mat * N * M);
+        d_w.reserve(n_mat * N);
         d_perm.reserve(n_mat * k_psd_max_n);
         d_vec.reserve(std::max<size_t>(n_vec, 1));
         d_queued.reserve(std::max<size_t>(n_vec, 1));
@@ -754,9 +762,11 @@ protected:
         const size_t N = d_L.N, M = 2 * d_L.nrx;
         double* R = d_R.get() + c.m0 * N * N;
         double* Qt = d_Qt.get() + c.m0 * N * M;
+        double* weights = d_w.get() + c.m0 * N;
         uint8_t* perm = d_perm.get() + c.m0 * k_psd_max_n;
         launch_psd_preprocess(
-            s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm);
+            s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm,
+            weights, d_L.inv_scale);
         MIMODET_CUDA_CHECK_LAUNCH();
         // Per stream: counters and task lists. Launches on a stream run in order, so
         // resetting them on the stream before each chunk is safe while other streams run.
@@ -772,14 +782,15 @@ protected:
         d_clock.arm(s, c.m0 == 0);
         const unsigned first_grid = static_cast<unsigned>(
             std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_grid));
-        d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y, R, Qt, perm, d_L,
+        d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y, R, Qt, weights, perm, d_L,
                                                       static_cast<int>(c.n_vec), c.map, W,
                                                       c.bits, c.stats, k_se_first_nodes,
                                                       d_clock.budget_ns(), d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
         for (int w = 0; w < d_L.waves; ++w) {
             d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
-                c.y, R, Qt, d_L, c.map, W, w, k_se_task_nodes, d_clock.budget_ns(), d_clock.start());
+                c.y, R, Qt, weights, d_L, c.map, W, w, k_se_task_nodes,
+                d_clock.budget_ns(), d_clock.start());
             MIMODET_CUDA_CHECK_LAUNCH();
         }
         const unsigned small = static_cast<unsigned>(d_sms);
@@ -818,7 +829,7 @@ private:
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
     int d_sms = 0;
     device_buffer<unsigned int> d_words;
-    device_buffer<double> d_R, d_Qt;
+    device_buffer<double> d_R, d_Qt, d_w;
     device_buffer<uint8_t> d_perm;
     device_buffer<se_vector> d_vec;
     device_buffer<int> d_queued;
