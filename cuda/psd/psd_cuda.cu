@@ -96,6 +96,7 @@
 #include "detect/backend.h"
 #include "detect/psd/psd_common.h"
 #include "detect/psd/psd_params.h"
+#include "detect/psd/psd_se.h"
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/warp/warp_merge_sort.cuh>
@@ -484,8 +485,15 @@ psd_write_bits(const psd_layout& L, const uint8_t* best, const uint8_t* perm, ui
  * same either way.
  */
 template <int NT_C = 0, int NRX_C = 0>
-MIMODET_HD_INLINE void psd_preprocess_one(
-    const float2* hm, int nrx_rt, int nt_rt, bool sorted, double* Ro, double* Qto, uint8_t* pm)
+MIMODET_HD_INLINE void psd_preprocess_one(const float2* hm,
+                                          int nrx_rt,
+                                          int nt_rt,
+                                          bool sorted,
+                                          double* Ro,
+                                          double* Qto,
+                                          uint8_t* pm,
+                                          double* wo,
+                                          double inv_scale)
 {
     constexpr int NMAX = NT_C ? 2 * NT_C : k_psd_max_n;  // array bounds
     constexpr int MMAX = NRX_C ? 2 * NRX_C : k_psd_max_n;
@@ -613,6 +621,8 @@ MIMODET_HD_INLINE void psd_preprocess_one(
         for (int r = 0; r < M; ++r)
             Qto[i * M + r] = q[i][r];
         pm[i] = static_cast<uint8_t>(perm[i]);
+        if (wo)
+            wo[i] = psd_se_weight(R[i][i], inv_scale);
     }
 }
 
@@ -626,7 +636,9 @@ __global__ void __launch_bounds__(k_psd_prep_threads)
                           bool sorted,
                           double* __restrict__ R,
                           double* __restrict__ Qt,
-                          uint8_t* __restrict__ perm)
+                          uint8_t* __restrict__ perm,
+                          double* __restrict__ w,
+                          double inv_scale)
 {
     const int m = blockIdx.x * blockDim.x + threadIdx.x;
     if (m >= n_mat)
@@ -638,7 +650,9 @@ __global__ void __launch_bounds__(k_psd_prep_threads)
                                     sorted,
                                     R + m * N * N,
                                     Qt + m * N * M,
-                                    perm + m * k_psd_max_n);
+                                    perm + m * k_psd_max_n,
+                                    w ? w + m * N : nullptr,
+                                    inv_scale);
 }
 
 //! Threads per block of the lane-parallel preprocessing (N lanes per matrix).
@@ -683,7 +697,9 @@ __global__ void __launch_bounds__(k_psd_prep_lane_threads)
                                 bool sorted,
                                 double* __restrict__ Ro,
                                 double* __restrict__ Qto,
-                                uint8_t* __restrict__ pm)
+                                uint8_t* __restrict__ pm,
+                                double* __restrict__ wo,
+                                double inv_scale)
 {
     constexpr int nt = NT_C, nrx = NRX_C, N = 2 * nt, M = 2 * nrx;
     static_assert(N == 4 || N == 8, "lane groups of 4 or 8 lanes");
@@ -805,13 +821,18 @@ __global__ void __launch_bounds__(k_psd_prep_lane_threads)
     }
     if (!live)
         return;
+    double diag = 0.0; // R(c, c), picked with constant indices (Rc stays in registers)
     MIMODET_UNROLL
-    for (int i = 0; i < N; ++i)
+    for (int i = 0; i < N; ++i) {
         Ro[m * N * N + i * N + c] = Rc[i];
+        diag = i == c ? Rc[i] : diag;
+    }
     MIMODET_UNROLL
     for (int r = 0; r < M; ++r)
         Qto[m * N * M + c * M + r] = q[r];
     pm[m * k_psd_max_n + c] = static_cast<uint8_t>(perm);
+    if (wo)
+        wo[m * N + c] = psd_se_weight(diag, inv_scale);
 }
 
 // ---------------------------------------------------------------- detection kernel
@@ -1524,7 +1545,8 @@ protected:
         double* Qt = d_Qt.get() + c.m0 * N * M;
         uint8_t* perm = d_perm.get() + c.m0 * k_psd_max_n;
         launch_psd_preprocess(
-            s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm);
+            s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm,
+            nullptr, 0.0);
         MIMODET_CUDA_CHECK_LAUNCH();
         // One counter per stream: launches on a stream run in order, so resetting it
         // on the stream before each launch is safe while other streams run.
@@ -1657,6 +1679,8 @@ void launch_psd_preprocess(cudaStream_t s,
                            double* R,
                            double* Qt,
                            uint8_t* perm,
+                           double* w,
+                           double inv_scale,
                            bool one_thread)
 {
     if (n_mat <= 0)
@@ -1669,14 +1693,15 @@ void launch_psd_preprocess(cudaStream_t s,
                 const unsigned blocks = static_cast<unsigned>(
                     (lanes + k_psd_prep_lane_threads - 1) / k_psd_prep_lane_threads);
                 psd_preprocess_lanes_kernel<NT, NRX>
-                    <<<blocks, k_psd_prep_lane_threads, 0, s>>>(H, n_mat, sorted, R, Qt, perm);
+                    <<<blocks, k_psd_prep_lane_threads, 0, s>>>(
+                        H, n_mat, sorted, R, Qt, perm, w, inv_scale);
                 return;
             }
         }
         const unsigned blocks =
             static_cast<unsigned>((n_mat + k_psd_prep_threads - 1) / k_psd_prep_threads);
-        psd_preprocess_kernel<NT, NRX>
-            <<<blocks, k_psd_prep_threads, 0, s>>>(H, n_mat, nrx, nt, sorted, R, Qt, perm);
+        psd_preprocess_kernel<NT, NRX><<<blocks, k_psd_prep_threads, 0, s>>>(
+            H, n_mat, nrx, nt, sorted, R, Qt, perm, w, inv_scale);
     });
 }
 
@@ -1690,29 +1715,36 @@ size_t psd_cuda_preprocess_differences(
     const size_t N = 2 * static_cast<size_t>(n_tx), M = 2 * static_cast<size_t>(n_rx);
     const size_t n_h = static_cast<size_t>(n_mat) * n_rx * n_tx;
     const size_t n_r = n_mat * N * N, n_q = n_mat * N * M, n_p = n_mat * k_psd_max_n;
+    const size_t n_w = n_mat * N;
     device_buffer<float2> d_h;
-    device_buffer<double> d_r[2], d_q[2];
+    device_buffer<double> d_r[2], d_q[2], d_w[2];
     device_buffer<uint8_t> d_p[2];
     d_h.reserve(n_h);
     MIMODET_CUDA_CHECK(cudaMemcpy(d_h.get(), H, n_h * sizeof(float2), cudaMemcpyHostToDevice));
-    std::vector<double> r[2], q[2];
+    std::vector<double> r[2], q[2], w[2];
     std::vector<uint8_t> p[2];
     for (int k = 0; k < 2; ++k) {
         d_r[k].reserve(n_r);
         d_q[k].reserve(n_q);
+        d_w[k].reserve(n_w);
         d_p[k].reserve(n_p);
         // Unwritten entries (the permutation's tail) compare equal.
         MIMODET_CUDA_CHECK(cudaMemset(d_p[k].get(), 0, n_p));
+        // The depth-first search's weights too (any scale: the same on both).
         launch_psd_preprocess(nullptr, d_h.get(), n_mat, n_rx, n_tx, sorted, d_r[k].get(),
-                              d_q[k].get(), d_p[k].get(), /*one_thread=*/k == 1);
+                              d_q[k].get(), d_p[k].get(), d_w[k].get(), 1.0,
+                              /*one_thread=*/k == 1);
         MIMODET_CUDA_CHECK_LAUNCH();
         r[k].resize(n_r);
         q[k].resize(n_q);
+        w[k].resize(n_w);
         p[k].resize(n_p);
         MIMODET_CUDA_CHECK(
             cudaMemcpy(r[k].data(), d_r[k].get(), n_r * sizeof(double), cudaMemcpyDeviceToHost));
         MIMODET_CUDA_CHECK(
             cudaMemcpy(q[k].data(), d_q[k].get(), n_q * sizeof(double), cudaMemcpyDeviceToHost));
+        MIMODET_CUDA_CHECK(cudaMemcpy(
+            w[k].data(), d_w[k].get(), n_w * sizeof(double), cudaMemcpyDeviceToHost));
         MIMODET_CUDA_CHECK(cudaMemcpy(p[k].data(), d_p[k].get(), n_p, cudaMemcpyDeviceToHost));
     }
     // Bit patterns, so that NaN == NaN and -0 != +0.
@@ -1722,7 +1754,7 @@ size_t psd_cuda_preprocess_differences(
             n += std::memcmp(&a[i], &b[i], sizeof(double)) != 0;
         return n;
     };
-    size_t n = differ(r[0], r[1]) + differ(q[0], q[1]);
+    size_t n = differ(r[0], r[1]) + differ(q[0], q[1]) + differ(w[0], w[1]);
     for (size_t i = 0; i < n_p; ++i)
         n += p[0][i] != p[1][i];
     return n;

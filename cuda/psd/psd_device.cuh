@@ -115,8 +115,10 @@ private:
 /*!
  * The PSD's preprocessing of n_mat channel matrices (nrx x nt) on stream s: the real
  * model's QR (sorted: qr.cc's qr_sorted step for step), R (N x N), Q^T (N x 2 nrx) and the
- * column permutation (k_psd_max_n entries) per matrix. one_thread: the one-thread-per-
- * matrix kernel for every shape (the reference of the lane-parallel one).
+ * column permutation (k_psd_max_n entries) per matrix; with w (not null) also the
+ * depth-first search's row weights psd_se_weight(R_kk, inv_scale) (N per matrix), once
+ * per matrix instead of once per vector. one_thread: the one-thread-per-matrix kernel
+ * for every shape (the reference of the lane-parallel one).
  */
 void launch_psd_preprocess(cudaStream_t s,
                            const float2* H,
@@ -127,6 +129,8 @@ void launch_psd_preprocess(cudaStream_t s,
                            double* R,
                            double* Qt,
                            uint8_t* perm,
+                           double* w,
+                           double inv_scale,
                            bool one_thread = false);
 
 } // namespace core

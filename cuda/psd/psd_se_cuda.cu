@@ -93,7 +93,7 @@ struct psd_se_layout {
     int nt, nrx, N, P, q, log2P;
     int waves;       //!< wave launches: task depths first_depth, first_depth + 1, .. N-1
     int first_depth; //!< depth of the first pass's tasks
-    double inv_scale; //!< 1 / the constellation's scale
+    double inv_scale; //!< 1 / the constellation's scale (the rows' weights)
     uint32_t node_budget; //!< path metrics per vector; 0: none
     double value[8];  //!< PAM levels, increasing
     int label[8];    //!< PAM label of value[j]
@@ -170,13 +170,16 @@ struct se_state_slots {
 /*!
  * Points pb at vector v's problem: z (computed here) and matrix m's R, both in the
  * thread's slice of shared memory (s_Rz, se_R_cache), or, for NMAX = 16, R in global
- * memory and z in shared memory at stride 1.
+ * memory and z in shared memory at stride 1. Matrix m's row weights stay in global
+ * memory (read-only, cached): the search reads one per node, at an address known before
+ * the node's arithmetic, so its latency hides.
  */
 template <int NMAX>
 __device__ inline void se_load(psd_se_problem& pb,
                                const psd_se_layout& L,
                                const double* R,
                                const double* Qt,
+                               const double* w,
                                const float2* y,
                                size_t m,
                                int v,
@@ -214,6 +217,7 @@ __device__ inline void se_load(psd_se_problem& pb,
         z[k * stride] = acc;
     }
     pb.z = z;
+    pb.w = w + m * N;
     if constexpr (cache::on) {
         MIMODET_UNROLL
         for (int k = 0; k < NMAX; ++k) {
@@ -455,6 +459,7 @@ __global__ void __launch_bounds__(k_se_threads)
     psd_se_first_kernel(const float2* __restrict__ y,
                         const double* __restrict__ R,
                         const double* __restrict__ Qt,
+                        const double* __restrict__ w,
                         const uint8_t* __restrict__ perm,
                         const __grid_constant__ psd_se_layout L,
                         int n_vec,
@@ -477,7 +482,7 @@ __global__ void __launch_bounds__(k_se_threads)
     __shared__ double s_state[se_state_slots<NMAX>::elems];
     const int N = L.N, nb = L.nt * L.q;
     psd_se_state<NMAX>& st = se_state_slots<NMAX>::of(s_state);
-    psd_se_problem pb{ nullptr, nullptr, s_value, L.inv_scale, N, L.P, 1 };
+    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P, 1 };
     uint8_t out[NMAX]; // a decision handed to psd_bits_of
     int v = -1;
     size_t m = 0;
@@ -490,7 +495,7 @@ __global__ void __launch_bounds__(k_se_threads)
             if (v >= n_vec)
                 break;
             m = static_cast<size_t>(map.matrix_of(v));
-            se_load<NMAX>(pb, L, R, Qt, y, m, v, s_Rz);
+            se_load<NMAX>(pb, L, R, Qt, w, y, m, v, s_Rz);
             limit = first_nodes;
             if (D.out_of_time(0)) {
                 // Started after the deadline: the SIC point, no search.
@@ -571,6 +576,7 @@ __global__ void __launch_bounds__(k_se_threads)
     psd_se_wave_kernel(const float2* __restrict__ y,
                        const double* __restrict__ R,
                        const double* __restrict__ Qt,
+                       const double* __restrict__ w,
                        const __grid_constant__ psd_se_layout L,
                        const __grid_constant__ segment_map map,
                        se_work W,
@@ -597,7 +603,7 @@ __global__ void __launch_bounds__(k_se_threads)
     __shared__ double s_Rz[se_R_cache<NMAX>::elems];
     __shared__ double s_state[se_state_slots<NMAX>::elems];
     psd_se_state<NMAX>& st = se_state_slots<NMAX>::of(s_state);
-    psd_se_problem pb{ nullptr, nullptr, s_value, L.inv_scale, N, L.P, 1 };
+    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P, 1 };
     int t = -1;
     bool first = true;
     se_task task;
@@ -621,7 +627,7 @@ __global__ void __launch_bounds__(k_se_threads)
                 continue;
             }
             const size_t m = static_cast<size_t>(map.matrix_of(task.v));
-            se_load<NMAX>(pb, L, R, Qt, y, m, task.v, s_Rz);
+            se_load<NMAX>(pb, L, R, Qt, w, y, m, task.v, s_Rz);
             psd_se_begin<NMAX>(
                 pb, st, N - task.depth, task.prefix, task.metric, se_double(sv.bound));
             limit = can_split ? task_nodes : UINT32_MAX;
@@ -773,6 +779,7 @@ protected:
         const size_t N = d_L.N, M = 2 * d_L.nrx;
         d_R.reserve(n_mat * N * N);
         d_Qt.reserve(n_mat * N * M);
+        d_w.reserve(n_mat * N);
         d_perm.reserve(n_mat * k_psd_max_n);
         d_vec.reserve(std::max<size_t>(n_vec, 1));
         d_queued.reserve(std::max<size_t>(n_vec, 1));
@@ -790,9 +797,11 @@ protected:
         const size_t N = d_L.N, M = 2 * d_L.nrx;
         double* R = d_R.get() + c.m0 * N * N;
         double* Qt = d_Qt.get() + c.m0 * N * M;
+        double* weights = d_w.get() + c.m0 * N;
         uint8_t* perm = d_perm.get() + c.m0 * k_psd_max_n;
         launch_psd_preprocess(
-            s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm);
+            s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm,
+            weights, d_L.inv_scale);
         MIMODET_CUDA_CHECK_LAUNCH();
         // Per stream: counters and task lists. Launches on a stream run in order, so
         // resetting them on the stream before each chunk is safe while other streams run.
@@ -808,14 +817,15 @@ protected:
         d_clock.arm(s, c.m0 == 0);
         const unsigned first_grid = static_cast<unsigned>(
             std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_grid));
-        d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y, R, Qt, perm, d_L,
+        d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y, R, Qt, weights, perm, d_L,
                                                       static_cast<int>(c.n_vec), c.map, W,
                                                       c.bits, c.stats, d_split,
                                                       d_clock.budget_ns(), d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
         for (int w = 0; w < d_L.waves; ++w) {
             d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
-                c.y, R, Qt, d_L, c.map, W, w, d_split, d_clock.budget_ns(), d_clock.start());
+                c.y, R, Qt, weights, d_L, c.map, W, w, d_split, d_clock.budget_ns(),
+                d_clock.start());
             MIMODET_CUDA_CHECK_LAUNCH();
         }
         const unsigned small = static_cast<unsigned>(d_sms);
@@ -855,7 +865,7 @@ private:
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
     int d_sms = 0;
     device_buffer<unsigned int> d_words;
-    device_buffer<double> d_R, d_Qt;
+    device_buffer<double> d_R, d_Qt, d_w;
     device_buffer<uint8_t> d_perm;
     device_buffer<se_vector> d_vec;
     device_buffer<int> d_queued;

@@ -150,8 +150,9 @@ std::unique_ptr<gpu_ofdm_demodulation> make_cuda_ofdm_demodulation(const ofdm_de
 //! Test hook (cuda/psd/psd_cuda.cu): the CUDA PSD's preprocessing (real model, QR,
 //! permutation) of n_mat channel matrices H (n_rx x n_tx each, row-major) by the
 //! lane-parallel kernel the detector runs and by the one-thread-per-matrix kernel (the
-//! other shapes' path); returns how many output values (R, Q^T and permutation entries)
-//! differ bit for bit. Throws std::runtime_error without a CUDA backend or device.
+//! other shapes' path); returns how many output values (R, Q^T, the depth-first
+//! search's row weights and permutation entries) differ bit for bit. Throws
+//! std::runtime_error without a CUDA backend or device.
 size_t psd_cuda_preprocess_differences(
     const std::complex<float>* H, int n_mat, int n_rx, int n_tx, bool sorted);
 

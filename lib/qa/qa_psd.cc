@@ -10,8 +10,11 @@
 
 #include "detect/kernel.h"
 #include "detect/psd/psd_params.h"
+#include "detect/psd/psd_se.h"
 #include "qa_common.h"
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 using namespace gr::mimodet;
@@ -244,6 +247,166 @@ TEST(psd, depth_first_path_matches_generic_algorithm)
                 ASSERT_EQ(sf[s].expanded, sg[s].expanded) << to_string(mod) << " matrix " << m;
                 ASSERT_EQ(sf[s].evaluated, sg[s].evaluated);
             }
+        }
+    }
+}
+
+namespace {
+
+//! One real-valued problem z = R s + noise for psd_se.h's search (dense, stride 1).
+struct se_instance {
+    int N = 0, P = 0;
+    std::vector<double> R, z, w, value;
+
+    core::psd_se_problem problem() const
+    {
+        return { R.data(), z.data(), value.data(), w.data(), N, P, 1 };
+    }
+};
+
+//! The search of psd_se.h run to its end, as the CPU PSD runs it (running sums) or as the
+//! GPU's kernels do (no running sums, the row index a compile-time constant; NMAX 8).
+template <int NMAX, bool gpu_path>
+core::psd_se_state<NMAX> se_search(const se_instance& in)
+{
+    const core::psd_se_problem pb = in.problem();
+    core::psd_se_state<NMAX> st;
+    if constexpr (gpu_path) {
+        core::psd_se_begin<NMAX, true>(pb, st, in.N, nullptr, 0.0, core::psd_se_inf());
+        while (core::psd_se_step<NMAX, true>(pb, st)) {
+        }
+    } else {
+        core::psd_se_partials<NMAX> ps;
+        core::psd_se_begin(pb, st, in.N, nullptr, 0.0, core::psd_se_inf(), ps);
+        while (core::psd_se_step(pb, st, ps)) {
+        }
+    }
+    return st;
+}
+
+//! Exhaustive search over the P^N leaves with the search's arithmetic (row N-1 first;
+//! row k's interference subtracted from the top row down): the least metric (+inf when
+//! no metric is a number), the number of leaves that have it and the first of them.
+struct se_exhaustive {
+    double least = std::numeric_limits<double>::infinity();
+    int ties = 0;
+    std::vector<uint8_t> best;
+};
+
+void se_enumerate(const se_instance& in, int k, double pm, std::vector<uint8_t>& sym,
+                  se_exhaustive& out)
+{
+    const int N = in.N;
+    double b = in.z[k];
+    for (int j = N - 1; j > k; --j)
+        b = b - in.R[k * N + j] * in.value[sym[j]];
+    for (int v = 0; v < in.P; ++v) {
+        const double e = b - in.R[k * N + k] * in.value[v];
+        const double m = pm + e * e;
+        sym[k] = static_cast<uint8_t>(v);
+        if (k > 0) {
+            se_enumerate(in, k - 1, m, sym, out);
+        } else if (m < out.least) {
+            out.least = m;
+            out.ties = 1;
+            out.best = sym;
+        } else if (m == out.least) {
+            ++out.ties;
+        }
+    }
+}
+
+//! The metric of leaf s with the same arithmetic.
+double se_leaf_metric(const se_instance& in, const uint8_t* s)
+{
+    const int N = in.N;
+    double pm = 0.0;
+    for (int k = N - 1; k >= 0; --k) {
+        double b = in.z[k];
+        for (int j = N - 1; j > k; --j)
+            b = b - in.R[k * N + j] * in.value[s[j]];
+        const double e = b - in.R[k * N + k] * in.value[s[k]];
+        pm = pm + e * e;
+    }
+    return pm;
+}
+
+} // namespace
+
+TEST(psd_se, depth_first_search_equals_exhaustive_ml)
+{
+    // 4x4 16QAM and 64QAM (N = 8 real levels). Besides plain random problems: a row with
+    // R_kk = 0 (its weight 0: the search starts at the middle level; the row's symbol
+    // does not change the metric, so leaves tie), R_kk so small that its weight
+    // overflows to +inf, a row whose z lies far outside the constellation (the estimate
+    // clamped beyond the outermost level), and R_kk = NaN (no metric is a number: no
+    // leaf). The leaf found has the least metric of all leaves (it is the exhaustive
+    // search's leaf where no other has that metric), and the CPU's and the GPU's ways of
+    // running the search agree on the leaf and the node counts.
+    std::mt19937_64 rng(2026);
+    std::normal_distribution<double> gauss;
+    for (const auto mod : { modulation::qam16, modulation::qam64 }) {
+        const constellation& c = constellation::get(mod);
+        se_instance in;
+        in.N = 8;
+        in.P = c.pam_order();
+        in.value = c.pam_levels();
+        std::sort(in.value.begin(), in.value.end());
+        const int N = in.N, P = in.P;
+        const int instances = mod == modulation::qam16 ? 400 : 10;
+        std::uniform_int_distribution<int> level(0, P - 1), row(0, N - 1);
+        for (int t = 0; t < instances; ++t) {
+            SCOPED_TRACE(to_string(mod) + " instance " + std::to_string(t));
+            in.R.assign(N * N, 0.0);
+            in.z.assign(N, 0.0);
+            for (int k = 0; k < N; ++k) {
+                in.R[k * N + k] = 0.3 + std::abs(gauss(rng));
+                for (int j = k + 1; j < N; ++j)
+                    in.R[k * N + j] = gauss(rng);
+            }
+            const int special = t % 5, at = row(rng);
+            if (special == 1)
+                in.R[at * N + at] = 0.0;
+            else if (special == 2)
+                in.R[at * N + at] = 1e-310;
+            else if (special == 4)
+                in.R[at * N + at] = std::numeric_limits<double>::quiet_NaN();
+            std::vector<int> s(N);
+            for (auto& v : s)
+                v = level(rng);
+            for (int k = 0; k < N; ++k) {
+                double acc = c.scale() * gauss(rng);
+                for (int j = k; j < N; ++j)
+                    acc += in.R[k * N + j] * in.value[s[j]];
+                in.z[k] = acc;
+            }
+            if (special == 3)
+                in.z[at] = (t % 2 ? 1e8 : -1e8);
+            in.w.resize(N);
+            for (int k = 0; k < N; ++k)
+                in.w[k] = core::psd_se_weight(in.R[k * N + k], 1.0 / c.scale());
+
+            se_exhaustive ml;
+            std::vector<uint8_t> sym(N, 0);
+            se_enumerate(in, N - 1, 0.0, sym, ml);
+            const auto cpu = se_search<core::psd_se_max_n, false>(in);
+            const auto gpu = se_search<8, true>(in);
+            EXPECT_EQ(cpu.d2, ml.least);
+            if (special == 4) {
+                EXPECT_EQ(ml.ties, 0);
+                EXPECT_FALSE(cpu.d2 < core::psd_se_inf());
+            } else {
+                ASSERT_GE(ml.ties, 1);
+                EXPECT_EQ(se_leaf_metric(in, cpu.best), cpu.d2);
+                if (ml.ties == 1)
+                    EXPECT_TRUE(std::equal(ml.best.begin(), ml.best.end(), cpu.best));
+            }
+            // The CPU's running sums and the GPU's direct sums: the same search.
+            EXPECT_EQ(cpu.d2, gpu.d2);
+            EXPECT_EQ(cpu.expanded, gpu.expanded);
+            EXPECT_EQ(cpu.evaluated, gpu.evaluated);
+            if (cpu.d2 < core::psd_se_inf())
+                EXPECT_TRUE(std::equal(cpu.best, cpu.best + N, gpu.best));
         }
     }
 }

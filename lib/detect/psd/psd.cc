@@ -104,6 +104,7 @@ public:
             d_label.push_back(order[j]);
         }
         d_R.assign(d_N * d_N, 0.0);
+        d_w.assign(d_N, 0.0);
         d_z.assign(d_N, 0.0);
         d_best.assign(d_N, 0);
         d_real_label.assign(d_N, 0);
@@ -139,6 +140,7 @@ public:
                 d_Qt[k * n_real_rx + i] = qr.Q(i, k);
             for (int j = 0; j < d_N; ++j)
                 d_R[k * d_N + j] = qr.R(k, j);
+            d_w[k] = psd_se_weight(d_R[k * d_N + k], 1.0 / d_c.scale());
         }
         const int nb = d_nt * d_q;
         for (int s = 0; s < n_sym; ++s) {
@@ -386,7 +388,7 @@ private:
 
     psd_se_problem se_problem() const
     {
-        return { d_R.data(), d_z.data(), d_value.data(), 1.0 / d_c.scale(), d_N, d_P, 1 };
+        return { d_R.data(), d_z.data(), d_value.data(), d_w.data(), d_N, d_P, 1 };
     }
 
     void search_depth_first(vector_stats& stats)
@@ -436,6 +438,7 @@ private:
     std::vector<double> d_value; //!< PAM levels, increasing
     std::vector<int> d_label;    //!< PAM label of d_value[j]
     std::vector<double> d_R;     //!< real R, row-major N x N
+    std::vector<double> d_w;     //!< psd_se_weight per row of R (depth-first search)
     std::vector<double> d_Qt;    //!< Q^T, row-major N x 2 n_rx
     std::vector<double> d_z;     //!< Q^T y_r of the current vector
     std::vector<int> d_best;     //!< best vector: sorted-PAM index per row

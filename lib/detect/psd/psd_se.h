@@ -41,7 +41,7 @@ struct psd_se_problem {
     const double* R;     //!< N x N, row-major, element (k, j) at R[(k N + j) rs]
     const double* z;     //!< N, element k at z[k rs]
     const double* value; //!< the P PAM levels, increasing
-    double inv_scale;    //!< 1 / the constellation's scale (levels: odd integers x scale)
+    const double* w;     //!< N, psd_se_weight of row k at w[k] (the matrix's, dense)
     int N, P;
     int rs; //!< R's stride (1: dense; the GPU interleaves its threads' copies)
     //! 0: R is dense N x N. Otherwise R holds only the upper triangle of an ld x ld
@@ -55,15 +55,36 @@ struct psd_se_problem {
         return R[at * rs];
     }
     MIMODET_HD double zk(int k) const { return z[k * rs]; }
+    MIMODET_HD double wk(int k) const
+    {
+#ifdef __CUDA_ARCH__
+        return __ldg(w + k); // global, read-only: the GPU's w is the matrix's, not copied
+#else
+        return w[k];
+#endif
+    }
 };
+
+/*!
+ * Row k's weight, once per matrix: w_k = 0.5 / (scale R_kk) (inv_scale = 1 / scale), so
+ * that b w_k + P/2 is the unconstrained estimate b / R_kk in level positions (PAM level
+ * j, (2j - P + 1) scale, at j + 1/2) with a multiplication instead of a division per
+ * node. 0 where R_kk is not a positive finite number: the search then starts at the
+ * middle level.
+ */
+MIMODET_HD inline double psd_se_weight(double r_kk, double inv_scale)
+{
+    const bool usable = r_kk > 0.0 && r_kk < __builtin_huge_val();
+    return usable ? rn_div(0.5 * inv_scale, r_kk) : 0.0;
+}
 
 //! Search state; NMAX >= N.
 template <int NMAX>
 struct psd_se_state {
     double pm[NMAX];     //!< metric of the partial vector above row k
     double b[NMAX];      //!< z_k minus the interference of the symbols above
-    double centre[NMAX]; //!< unconstrained estimate of row k
-    int8_t lo[NMAX];     //!< zig-zag: next candidate below the centre
+    double pos[NMAX];    //!< unconstrained estimate of row k in level positions
+    int8_t lo[NMAX];     //!< zig-zag: next candidate below pos
     int8_t hi[NMAX];     //!< next candidate above
     uint8_t sym[NMAX];   //!< current path: sorted-PAM index per row
     uint8_t best[NMAX];  //!< best leaf so far
@@ -148,8 +169,8 @@ inline void psd_se_reset(const psd_se_problem& pb, psd_se_partials<NMAX>& ps)
     }
 }
 
-//! Row k's children, sorted by metric: |b - r v|^2 grows with |centre - v|, so they
-//! alternate outwards from the nearest level.
+//! Row k's children, sorted by metric: |b - r v|^2 = r^2 (b / r - v)^2 grows with the
+//! distance of v's position from pos, so they alternate outwards from the nearest level.
 template <int NMAX, class Partials = psd_se_no_partials>
 MIMODET_HD inline void psd_se_start_level(const psd_se_problem& pb,
                                              psd_se_state<NMAX>& st,
@@ -158,20 +179,19 @@ MIMODET_HD inline void psd_se_start_level(const psd_se_problem& pb,
                                              Partials&& ps = Partials{})
 {
     const double b = psd_se_interference(pb, st, k, ps);
-    const double r = pb.r(k, k);
-    double centre = r > 0.0 ? rn_div(b, r) : 0.0;
-    // Beyond the outermost levels only the side matters; the clamp keeps the rounding
-    // in int range. NaN (non-finite inputs) takes the middle.
-    if (!(centre == centre))
-        centre = 0.0;
-    centre = centre < -1e3 ? -1e3 : (centre > 1e3 ? 1e3 : centre);
+    const double half_p = 0.5 * pb.P;
+    double pos = rn_add(rn_mul(b, pb.wk(k)), half_p);
+    // NaN (non-finite inputs, or 0 x inf) takes the middle. Beyond the outermost levels
+    // only the side matters; the clamp keeps the conversion in int range.
+    if (!(pos == pos))
+        pos = half_p;
+    pos = pos < -1.0 ? -1.0 : (pos > pb.P + 1.0 ? pb.P + 1.0 : pos);
     st.pm[k] = parent;
     st.b[k] = b;
-    st.centre[k] = centre;
-    // The nearest level's index, (centre / scale + P) / 2 rounded down. Truncation
-    // rounds down wherever the clamp keeps the result, and is one instruction where the
-    // host's baseline instruction set has no floor.
-    const double pos = rn_add(rn_mul(centre, 0.5 * pb.inv_scale), 0.5 * pb.P);
+    st.pos[k] = pos;
+    // The nearest level's index, pos rounded down. Truncation rounds down wherever the
+    // clamp below keeps the result, and is one instruction where the host's baseline
+    // instruction set has no floor.
     int nearest = static_cast<int>(pos);
     nearest = nearest < 0 ? 0 : (nearest > pb.P - 1 ? pb.P - 1 : nearest);
     st.lo[k] = static_cast<int8_t>(nearest);
@@ -182,7 +202,7 @@ MIMODET_HD inline void psd_se_start_level(const psd_se_problem& pb,
 
 //! Next child of a row in sorted order (lo/hi advanced); false when all were taken.
 MIMODET_HD inline bool psd_se_take(const psd_se_problem& pb,
-                                      const double centre,
+                                      const double pos,
                                       const double b,
                                       const double pm,
                                       const double r,
@@ -194,14 +214,10 @@ MIMODET_HD inline bool psd_se_take(const psd_se_problem& pb,
     const bool has_lo = lo >= 0, has_hi = hi < pb.P;
     if (!has_lo && !has_hi)
         return false;
-    bool take_lo = has_lo;
-    if (has_lo && has_hi) {
-        double dl = rn_sub(centre, pb.value[lo]);
-        double dh = rn_sub(pb.value[hi], centre);
-        dl = dl < 0.0 ? -dl : dl;
-        dh = dh < 0.0 ? -dh : dh;
-        take_lo = dl <= dh;
-    }
+    // Level j sits at position j + 1/2, hi's above pos. Where lo's is below pos, lo is
+    // the nearer (a tie: lo) exactly when 2 pos <= lo + hi + 1, exact in double; where it
+    // is above (lo the nearest level), that holds as well.
+    const bool take_lo = has_lo && (!has_hi || rn_add(pos, pos) <= lo + hi + 1);
     idx = take_lo ? lo-- : hi++;
     const double e = rn_sub(b, rn_mul(r, pb.value[idx]));
     metric = rn_add(pm, rn_mul(e, e));
@@ -212,7 +228,8 @@ template <int NMAX>
 MIMODET_HD inline bool
 psd_se_next(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, int& idx, double& m)
 {
-    return psd_se_take(pb, st.centre[k], st.b[k], st.pm[k], pb.r(k, k), st.lo[k], st.hi[k], idx, m);
+    return psd_se_take(
+        pb, st.pos[k], st.b[k], st.pm[k], pb.r(k, k), st.lo[k], st.hi[k], idx, m);
 }
 
 //! A child that may be taken: inside the radius and the bound (false for NaN).
@@ -322,7 +339,7 @@ MIMODET_HD inline bool psd_se_work_left(const psd_se_problem& pb, const psd_se_s
         int8_t lo = st.lo[j], hi = st.hi[j];
         int idx = 0;
         double m = 0.0;
-        if (psd_se_take(pb, st.centre[j], st.b[j], st.pm[j], pb.r(j, j), lo, hi, idx, m) &&
+        if (psd_se_take(pb, st.pos[j], st.b[j], st.pm[j], pb.r(j, j), lo, hi, idx, m) &&
             psd_se_inside(st, m))
             return true;
     }
