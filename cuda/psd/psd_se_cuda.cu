@@ -135,44 +135,24 @@ constexpr int k_se_max_waves = psd_se_max_n;
 constexpr int k_se_words = w_wave0 + 2 * (k_se_max_waves + 1);
 
 /*!
- * Each thread's copy of its matrix's R (the upper triangle, psd_se_problem::ld = NMAX)
- * followed by its vector's z, in shared memory, interleaved by thread (element e of
- * thread t at [e k_se_threads + t]): the search reads a row of R per node, one dependent
- * access after another, so their latency is the search's. NMAX = 16 would not fit: that
- * instantiation reads R from global memory and keeps z alone in shared memory.
+ * Each thread's copy of its matrix's R in shared memory, interleaved by thread (element e
+ * of thread t at [e k_se_threads + t]): the search reads a row of R per node, one
+ * dependent access after another, so their latency is the search's. NMAX = 16 would not
+ * fit: that instantiation reads R from global memory.
  */
 template <int NMAX>
 struct se_R_cache {
     static constexpr bool on = NMAX <= 8;
-    static constexpr int tri = NMAX * (NMAX + 1) / 2; //!< elements of the triangle
-    static constexpr int elems = on ? (tri + NMAX) * k_se_threads : NMAX * k_se_threads;
-};
-
-/*!
- * Each thread's search state in shared memory, an odd number of 8-byte words apart (the
- * lanes of a warp reading one field hit distinct banks). The search indexes its rows at
- * run time, so the lanes of a warp, each at its own row, run one code path; with the
- * rows as compile-time constants the state fits in registers but a warp runs one path
- * per distinct row (about 4 of its 32 lanes active at 4x4 64QAM).
- */
-template <int NMAX>
-struct se_state_slots {
-    static constexpr int words =
-        static_cast<int>((sizeof(psd_se_state<NMAX>) + 7) / 8) | 1;
-    static constexpr int elems = words * k_se_threads;
-
-    __device__ static psd_se_state<NMAX>& of(double* s)
-    {
-        return *reinterpret_cast<psd_se_state<NMAX>*>(s + words * threadIdx.x);
-    }
+    static constexpr int elems = on ? NMAX * NMAX * k_se_threads : 1;
 };
 
 /*!
  * Points pb at vector v's problem: z (computed here) and matrix m's R, both in the
- * thread's slice of shared memory (s_Rz, se_R_cache), or, for NMAX = 16, R in global
- * memory and z in shared memory at stride 1. Matrix m's row weights stay in global
- * memory (read-only, cached): the search reads one per node, at an address known before
- * the node's arithmetic, so its latency hides.
+ * thread's slices of shared memory (s_z: NMAX k_se_threads doubles), or, for NMAX = 16,
+ * R in global memory and z in shared memory at stride 1. Matrix m's row weights stay in
+ * global memory (read-only, cached): the search reads one per node, at an address known
+ * before the node's arithmetic, so its latency hides, and the shared memory and the
+ * registers that bound the kernels' occupancy stay as they are.
  */
 template <int NMAX>
 __device__ inline void se_load(psd_se_problem& pb,
@@ -183,17 +163,16 @@ __device__ inline void se_load(psd_se_problem& pb,
                                const float2* y,
                                size_t m,
                                int v,
-                               double* s_Rz)
+                               double* s_R,
+                               double* s_z)
 {
     // Loops to compile-time bounds with guards: every load is issued before the first is
     // used, so a vector's set-up costs about one memory latency, not one per element.
     constexpr int MR = k_max_ant; // receive antennas at most
-    using cache = se_R_cache<NMAX>;
     const int N = pb.N, nrx = L.nrx, M = 2 * nrx;
     const double* g = R + m * N * N;
-    const int stride = cache::on ? k_se_threads : 1;
-    double* z = cache::on ? s_Rz + cache::tri * k_se_threads + threadIdx.x
-                          : s_Rz + threadIdx.x * NMAX;
+    const int stride = se_R_cache<NMAX>::on ? k_se_threads : 1;
+    double* z = se_R_cache<NMAX>::on ? s_z + threadIdx.x : s_z + threadIdx.x * NMAX;
     const float2* yv = y + static_cast<size_t>(v) * nrx;
     double yr[MR], yi[MR];
     MIMODET_UNROLL
@@ -218,22 +197,16 @@ __device__ inline void se_load(psd_se_problem& pb,
     }
     pb.z = z;
     pb.w = w + m * N;
-    if constexpr (cache::on) {
+    if constexpr (se_R_cache<NMAX>::on) {
         MIMODET_UNROLL
-        for (int k = 0; k < NMAX; ++k) {
-            MIMODET_UNROLL
-            for (int j = k; j < NMAX; ++j)
-                if (j < N)
-                    s_Rz[(k * NMAX - k * (k + 1) / 2 + j) * k_se_threads + threadIdx.x] =
-                        g[k * N + j];
-        }
-        pb.R = s_Rz + threadIdx.x;
+        for (int e = 0; e < NMAX * NMAX; ++e)
+            if (e < N * N)
+                s_R[e * k_se_threads + threadIdx.x] = g[e];
+        pb.R = s_R + threadIdx.x;
         pb.rs = k_se_threads;
-        pb.ld = NMAX;
     } else {
         pb.R = g;
         pb.rs = 1;
-        pb.ld = 0;
     }
 }
 
@@ -245,7 +218,7 @@ __device__ inline void se_z_dense(const psd_se_problem& pb, double* z)
         z[k] = pb.zk(k);
 }
 
-//! Copies a state's best leaf (constant indices: a local destination stays in registers).
+//! Copies a state's best leaf (constant indices: the state stays in registers).
 template <int NMAX>
 __device__ inline void se_copy(const uint8_t (&from)[NMAX], uint8_t* to, int N)
 {
@@ -438,7 +411,7 @@ __device__ bool se_spread(const psd_se_problem& pb,
                           uint32_t& evaluated)
 {
     // Count, reserve, then enumerate again into the reserved entries. A state of its own
-    // (in local memory), so that the caller's, its best leaf included, is kept.
+    // (rows indexed at run time), so that the caller's stays in registers.
     psd_se_state<NMAX> st;
     psd_se_begin(pb, st, top, prefix, prefix_metric, bound);
     const int n = se_subtrees(pb, st, log2P, v, to, prefix_key, bound, nullptr);
@@ -478,10 +451,10 @@ __global__ void __launch_bounds__(k_se_threads)
     se_deadline D;
     se_start_deadline(D, budget_ns, call_start, s_start);
 
-    __shared__ double s_Rz[se_R_cache<NMAX>::elems];
-    __shared__ double s_state[se_state_slots<NMAX>::elems];
+    __shared__ double s_R[se_R_cache<NMAX>::elems];
+    __shared__ double s_z[NMAX * k_se_threads];
     const int N = L.N, nb = L.nt * L.q;
-    psd_se_state<NMAX>& st = se_state_slots<NMAX>::of(s_state);
+    psd_se_state<NMAX> st;
     psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P, 1 };
     uint8_t out[NMAX]; // a decision handed to psd_bits_of
     int v = -1;
@@ -495,7 +468,7 @@ __global__ void __launch_bounds__(k_se_threads)
             if (v >= n_vec)
                 break;
             m = static_cast<size_t>(map.matrix_of(v));
-            se_load<NMAX>(pb, L, R, Qt, w, y, m, v, s_Rz);
+            se_load<NMAX>(pb, L, R, Qt, w, y, m, v, s_R, s_z);
             limit = first_nodes;
             if (D.out_of_time(0)) {
                 // Started after the deadline: the SIC point, no search.
@@ -507,7 +480,7 @@ __global__ void __launch_bounds__(k_se_threads)
                 v = -1;
                 continue;
             }
-            psd_se_begin<NMAX>(pb, st, N, nullptr, 0.0, psd_se_inf());
+            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
             continue;
         }
         const bool over = L.node_budget != 0 && st.evaluated >= L.node_budget;
@@ -529,7 +502,7 @@ __global__ void __launch_bounds__(k_se_threads)
             continue;
         }
         const double before = st.d2;
-        const bool running = psd_se_step<NMAX>(pb, st);
+        const bool running = psd_se_step<NMAX, true>(pb, st);
         if (st.d2 < before)
             best_key = psd_se_leaf_key(st, L.log2P, 0);
         if (!running) {
@@ -555,7 +528,7 @@ __global__ void __launch_bounds__(k_se_threads)
                              W.tasks[0], W.words + se_wave_count(0), W.capacity, expanded,
                              evaluated)) {
             // No room: this thread finishes the search itself.
-            psd_se_begin<NMAX>(pb, st, N, nullptr, 0.0, psd_se_inf());
+            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
             st.expanded = expanded;
             st.evaluated = evaluated;
             limit = UINT32_MAX;
@@ -600,9 +573,9 @@ __global__ void __launch_bounds__(k_se_threads)
     const bool can_split = wave + 1 < L.waves;
     se_task* out = W.tasks[(wave + 1) & 1];
     unsigned int* out_count = W.words + se_wave_count(wave + 1);
-    __shared__ double s_Rz[se_R_cache<NMAX>::elems];
-    __shared__ double s_state[se_state_slots<NMAX>::elems];
-    psd_se_state<NMAX>& st = se_state_slots<NMAX>::of(s_state);
+    __shared__ double s_R[se_R_cache<NMAX>::elems];
+    __shared__ double s_z[NMAX * k_se_threads];
+    psd_se_state<NMAX> st;
     psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P, 1 };
     int t = -1;
     bool first = true;
@@ -627,9 +600,9 @@ __global__ void __launch_bounds__(k_se_threads)
                 continue;
             }
             const size_t m = static_cast<size_t>(map.matrix_of(task.v));
-            se_load<NMAX>(pb, L, R, Qt, w, y, m, task.v, s_Rz);
-            psd_se_begin<NMAX>(
-                pb, st, N - task.depth, task.prefix, task.metric, se_double(sv.bound));
+            se_load<NMAX>(pb, L, R, Qt, w, y, m, task.v, s_R, s_z);
+            psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric,
+                                     se_double(sv.bound));
             limit = can_split ? task_nodes : UINT32_MAX;
             since_refresh = 0;
             flushed = 0;
@@ -644,7 +617,7 @@ __global__ void __launch_bounds__(k_se_threads)
             done = true;
         } else {
             const double before = st.d2;
-            done = !psd_se_step<NMAX>(pb, st);
+            done = !psd_se_step<NMAX, true>(pb, st);
             if (st.d2 < before) {
                 best_key = psd_se_leaf_key(st, L.log2P, task.key);
                 atomicMin(&sv.bound, se_bits(st.d2));
@@ -677,8 +650,7 @@ __global__ void __launch_bounds__(k_se_threads)
                 MIMODET_UNROLL
                 for (int k = 0; k < NMAX; ++k)
                     best[k] = st.best[k];
-                psd_se_begin<NMAX>(
-                    pb, st, N - task.depth, task.prefix, task.metric, bound);
+                psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric, bound);
                 st.expanded = expanded;
                 st.evaluated = evaluated;
                 MIMODET_UNROLL
@@ -824,8 +796,8 @@ protected:
         MIMODET_CUDA_CHECK_LAUNCH();
         for (int w = 0; w < d_L.waves; ++w) {
             d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
-                c.y, R, Qt, weights, d_L, c.map, W, w, d_split, d_clock.budget_ns(),
-                d_clock.start());
+                c.y, R, Qt, weights, d_L, c.map, W, w, d_split,
+                d_clock.budget_ns(), d_clock.start());
             MIMODET_CUDA_CHECK_LAUNCH();
         }
         const unsigned small = static_cast<unsigned>(d_sms);

@@ -44,16 +44,8 @@ struct psd_se_problem {
     const double* w;     //!< N, psd_se_weight of row k at w[k] (the matrix's, dense)
     int N, P;
     int rs; //!< R's stride (1: dense; the GPU interleaves its threads' copies)
-    //! 0: R is dense N x N. Otherwise R holds only the upper triangle of an ld x ld
-    //! matrix (ld >= N), row by row: row k from element k ld - k (k - 1) / 2 (the GPU's
-    //! per-thread copy, which so fits more threads into shared memory).
-    int ld = 0;
 
-    MIMODET_HD double r(int k, int j) const
-    {
-        const int at = ld == 0 ? k * N + j : k * ld - ((k * (k + 1)) >> 1) + j;
-        return R[at * rs];
-    }
+    MIMODET_HD double r(int k, int j) const { return R[(k * N + j) * rs]; }
     MIMODET_HD double zk(int k) const { return z[k * rs]; }
     MIMODET_HD double wk(int k) const
     {
