@@ -83,6 +83,7 @@ public:
           d_c(constellation::get(cfg.mod)),
           d_q(d_c.bits_per_symbol()),
           d_P(d_c.pam_order()),
+          d_inv_scale(1.0 / d_c.scale()),
           d_params(params),
           d_depth_first(depth_first),
           d_sorted_qr(psd_uses_sorted_qr(cfg.sorted_qr, params)),
@@ -158,7 +159,7 @@ public:
             }
         }
         for (int k = 0; k < d_N; ++k)
-            d_w[k] = psd_se_weight(d_R[k * d_N + k], 1.0 / d_c.scale());
+            d_w[k] = psd_se_weight(d_R[k * d_N + k], d_inv_scale);
         const int nb = d_nt * d_q;
         for (int s = 0; s < n_sym; ++s) {
             // z = Q^T y_r (y_r = [Re y; Im y]).
@@ -448,6 +449,7 @@ private:
     const int d_nt, d_N;
     const constellation& d_c;
     const int d_q, d_P;
+    const double d_inv_scale; //!< 1 / constellation scale (psd_se_weight's argument)
     const psd_params d_params;
     const bool d_depth_first;
     const bool d_sorted_qr;
