@@ -15,14 +15,24 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
+void real_model(const MatC& H, double* Hr)
+{
+    const int nr = static_cast<int>(H.rows()), nt = static_cast<int>(H.cols());
+    const int m = 2 * nr; // leading dimension
+    for (int c = 0; c < nt; ++c)
+        for (int i = 0; i < nr; ++i) {
+            const cd h = H(i, c);
+            Hr[c * m + i] = h.real();
+            Hr[c * m + nr + i] = h.imag();
+            Hr[(nt + c) * m + i] = -h.imag();
+            Hr[(nt + c) * m + nr + i] = h.real();
+        }
+}
+
 MatR real_model(const MatC& H)
 {
-    const auto nr = H.rows(), nt = H.cols();
-    MatR Hr(2 * nr, 2 * nt);
-    Hr.topLeftCorner(nr, nt) = H.real();
-    Hr.topRightCorner(nr, nt) = -H.imag();
-    Hr.bottomLeftCorner(nr, nt) = H.imag();
-    Hr.bottomRightCorner(nr, nt) = H.real();
+    MatR Hr(2 * H.rows(), 2 * H.cols());
+    real_model(H, Hr.data());
     return Hr;
 }
 
@@ -169,20 +179,37 @@ template qr_result<MatC> qr_householder(const MatC&);
 // preprocessing (psd_cuda.cu, psd_preprocess_one) does the same operations in the same
 // order, so R, Q and the ordering are equal on both bit for bit (Eigen's vectorised
 // norms would sum in another order and break ties between equal-norm columns otherwise).
-template <>
-qr_result<MatR> qr_sorted(const MatR& H)
+namespace {
+
+// qr_sorted_real's body. M, N > 0 fix m and n at compile time so that the loops over the
+// small sizes unroll and vectorise element by element (the same operations in the same
+// order: every sum stays a sequential loop); M = N = 0 takes them from m_, n_.
+template <int M, int N>
+void sorted_qr_loops(double* __restrict Q,
+                     int m_,
+                     int n_,
+                     double* __restrict R,
+                     int r_row,
+                     int r_col,
+                     int* __restrict perm,
+                     double* __restrict norm2)
 {
-    const int m = static_cast<int>(H.rows()), n = static_cast<int>(H.cols());
-    qr_result<MatR> r;
-    r.Q = H;
-    r.R = MatR::Zero(n, n);
-    r.perm.resize(n);
-    std::iota(r.perm.begin(), r.perm.end(), 0);
-    std::vector<double> norm2(n);
+    const int m = M > 0 ? M : m_, n = N > 0 ? N : n_;
+    const auto q = [Q, m](int e, int k) -> double& {
+        return Q[static_cast<size_t>(k) * m + e];
+    };
+    const auto r = [R, r_row, r_col](int i, int j) -> double& {
+        return R[i * r_row + j * r_col];
+    };
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+            r(i, j) = 0.0;
+    for (int k = 0; k < n; ++k)
+        perm[k] = k;
     for (int k = 0; k < n; ++k) {
         double s = 0.0;
         for (int i = 0; i < m; ++i)
-            s += r.Q(i, k) * r.Q(i, k);
+            s += q(i, k) * q(i, k);
         norm2[k] = s;
     }
     for (int i = 0; i < n; ++i) {
@@ -191,28 +218,62 @@ qr_result<MatR> qr_sorted(const MatR& H)
             if (norm2[j] < norm2[k])
                 k = j;
         if (k != i) {
-            r.Q.col(i).swap(r.Q.col(k));
-            r.R.col(i).swap(r.R.col(k));
+            for (int e = 0; e < m; ++e)
+                std::swap(q(e, i), q(e, k));
+            for (int e = 0; e < n; ++e)
+                std::swap(r(e, i), r(e, k));
             std::swap(norm2[i], norm2[k]);
-            std::swap(r.perm[i], r.perm[k]);
+            std::swap(perm[i], perm[k]);
         }
         const double nrm = std::sqrt(std::max(norm2[i], 0.0));
-        r.R(i, i) = nrm;
-        for (int e = 0; e < m; ++e)
-            r.Q(e, i) = nrm > 0.0 ? r.Q(e, i) / nrm : 0.0; // rank-deficient: carries nothing
+        r(i, i) = nrm;
+        if (nrm > 0.0)
+            for (int e = 0; e < m; ++e)
+                q(e, i) /= nrm;
+        else
+            for (int e = 0; e < m; ++e)
+                q(e, i) = 0.0; // rank-deficient: the column carries nothing
         for (int l = i + 1; l < n; ++l) {
             double d = 0.0;
             for (int e = 0; e < m; ++e)
-                d += r.Q(e, i) * r.Q(e, l);
-            r.R(i, l) = d;
+                d += q(e, i) * q(e, l);
+            r(i, l) = d;
             double s = 0.0;
             for (int e = 0; e < m; ++e) {
-                r.Q(e, l) -= d * r.Q(e, i);
-                s += r.Q(e, l) * r.Q(e, l);
+                q(e, l) -= d * q(e, i);
+                s += q(e, l) * q(e, l);
             }
             norm2[l] = s;
         }
     }
+}
+
+} // namespace
+
+void qr_sorted_real(
+    double* Q, int m, int n, double* R, int r_row, int r_col, int* perm, double* norm2)
+{
+    // The real models of 2, 4 and 8 antennas square.
+    if (m == 4 && n == 4)
+        sorted_qr_loops<4, 4>(Q, m, n, R, r_row, r_col, perm, norm2);
+    else if (m == 8 && n == 8)
+        sorted_qr_loops<8, 8>(Q, m, n, R, r_row, r_col, perm, norm2);
+    else if (m == 16 && n == 16)
+        sorted_qr_loops<16, 16>(Q, m, n, R, r_row, r_col, perm, norm2);
+    else
+        sorted_qr_loops<0, 0>(Q, m, n, R, r_row, r_col, perm, norm2);
+}
+
+template <>
+qr_result<MatR> qr_sorted(const MatR& H)
+{
+    const int m = static_cast<int>(H.rows()), n = static_cast<int>(H.cols());
+    qr_result<MatR> r;
+    r.Q = H;
+    r.R.resize(n, n);
+    r.perm.resize(n);
+    std::vector<double> norm2(n);
+    qr_sorted_real(r.Q.data(), m, n, r.R.data(), 1, n, r.perm.data(), norm2.data());
     return r;
 }
 template qr_result<MatC> qr_sorted(const MatC&);

@@ -24,6 +24,9 @@ namespace core {
 //! Real-valued model: H_r = [Re H, -Im H; Im H, Re H], y_r = [Re y; Im y],
 //! s_r = [Re s; Im s]. Real index k < n_tx is Re s_k, k >= n_tx is Im s_(k-n_tx).
 MatR real_model(const MatC& H);
+//! The same H_r written column-major (leading dimension 2 n_rx) into Hr, which holds
+//! 4 n_rx n_tx doubles: for callers that keep the buffer from one matrix to the next.
+void real_model(const MatC& H, double* Hr);
 VecR real_model(const cd* y, int n_rx);
 
 template <typename Mat>
@@ -42,6 +45,14 @@ qr_result<Mat> qr_householder(const Mat& H);
 //! starts with the strongest stream.
 template <typename Mat>
 qr_result<Mat> qr_sorted(const Mat& H);
+
+//! qr_sorted of a real matrix on caller-owned storage, without allocating
+//! (qr_sorted<MatR> runs this). Q: on entry H, m x n column-major (leading dimension m),
+//! on return Q. R(i, j) is stored at R[i * r_row + j * r_col] (r_row = 1, r_col = n:
+//! column-major; r_row = n, r_col = 1: row-major), n x n, fully written. perm: n entries.
+//! norm2: n doubles of scratch. The four buffers must not overlap.
+void qr_sorted_real(
+    double* Q, int m, int n, double* R, int r_row, int r_col, int* perm, double* norm2);
 
 //! QR with the column order given (perm[k] = column of H placed at position k).
 template <typename Mat>

@@ -13,12 +13,32 @@ namespace gr {
 namespace mimodet {
 namespace core {
 
+namespace {
+
+// rank_deficient with n_rx, n_tx known at compile time (> 0) or taken from the call
+// (0): constant sizes let the compiler unroll gram and pivoted_ldl; the operations and
+// their order are the same either way.
+template <int NR, int NT>
+bool rank_deficient_sized(const std::complex<float>* H, int n_rx, int n_tx)
+{
+    const int nr = NR > 0 ? NR : n_rx, nt = NT > 0 ? NT : n_tx;
+    linear::cplx Hc[linear::max_ant * linear::max_ant];
+    for (int i = 0; i < nr * nt; ++i)
+        Hc[i] = { static_cast<double>(H[i].real()), static_cast<double>(H[i].imag()) };
+    return linear::zf_rank(Hc, nr, nt) < nt;
+}
+
+} // namespace
+
 bool rank_deficient(const std::complex<float>* H, int n_rx, int n_tx)
 {
-    linear::cplx Hc[linear::max_ant * linear::max_ant];
-    for (int i = 0; i < n_rx * n_tx; ++i)
-        Hc[i] = { static_cast<double>(H[i].real()), static_cast<double>(H[i].imag()) };
-    return linear::zf_rank(Hc, n_rx, n_tx) < n_tx;
+    if (n_rx == 2 && n_tx == 2)
+        return rank_deficient_sized<2, 2>(H, n_rx, n_tx);
+    if (n_rx == 4 && n_tx == 4)
+        return rank_deficient_sized<4, 4>(H, n_rx, n_tx);
+    if (n_rx == 8 && n_tx == 8)
+        return rank_deficient_sized<8, 8>(H, n_rx, n_tx);
+    return rank_deficient_sized<0, 0>(H, n_rx, n_tx);
 }
 
 void flag_vectors(const std::complex<float>* H,

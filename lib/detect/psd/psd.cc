@@ -83,6 +83,7 @@ public:
           d_c(constellation::get(cfg.mod)),
           d_q(d_c.bits_per_symbol()),
           d_P(d_c.pam_order()),
+          d_inv_scale(1.0 / d_c.scale()),
           d_params(params),
           d_depth_first(depth_first),
           d_sorted_qr(psd_uses_sorted_qr(cfg.sorted_qr, params)),
@@ -105,6 +106,8 @@ public:
         }
         d_R.assign(d_N * d_N, 0.0);
         d_w.assign(d_N, 0.0);
+        d_perm.assign(d_N, 0);
+        d_norm2.assign(d_N, 0.0);
         d_z.assign(d_N, 0.0);
         d_best.assign(d_N, 0);
         d_real_label.assign(d_N, 0);
@@ -132,16 +135,31 @@ public:
         const int nr = static_cast<int>(H.rows());
         const int n_real_rx = 2 * nr;
         // Once per matrix: QR of the real model, amortised over the n_sym vectors.
-        const MatR Hr = real_model(H);
-        const auto qr = d_sorted_qr ? qr_sorted(Hr) : qr_householder(Hr);
         d_Qt.resize(static_cast<size_t>(d_N) * n_real_rx);
-        for (int k = 0; k < d_N; ++k) {
-            for (int i = 0; i < n_real_rx; ++i)
-                d_Qt[k * n_real_rx + i] = qr.Q(i, k);
-            for (int j = 0; j < d_N; ++j)
-                d_R[k * d_N + j] = qr.R(k, j);
-            d_w[k] = psd_se_weight(d_R[k * d_N + k], 1.0 / d_c.scale());
+        if (d_sorted_qr) {
+            // Q^T row-major is Q column-major: the sorted QR runs in place on H_r in
+            // d_Qt and writes R row-major into d_R, with no allocation per matrix.
+            real_model(H, d_Qt.data());
+            qr_sorted_real(d_Qt.data(),
+                           n_real_rx,
+                           d_N,
+                           d_R.data(),
+                           d_N,
+                           1,
+                           d_perm.data(),
+                           d_norm2.data());
+        } else {
+            const auto qr = qr_householder(real_model(H));
+            for (int k = 0; k < d_N; ++k) {
+                for (int i = 0; i < n_real_rx; ++i)
+                    d_Qt[k * n_real_rx + i] = qr.Q(i, k);
+                for (int j = 0; j < d_N; ++j)
+                    d_R[k * d_N + j] = qr.R(k, j);
+                d_perm[k] = qr.perm[k];
+            }
         }
+        for (int k = 0; k < d_N; ++k)
+            d_w[k] = psd_se_weight(d_R[k * d_N + k], d_inv_scale);
         const int nb = d_nt * d_q;
         for (int s = 0; s < n_sym; ++s) {
             // z = Q^T y_r (y_r = [Re y; Im y]).
@@ -163,7 +181,7 @@ public:
             d_work_done += st.evaluated;
             // Undo the column permutation, then pair the I and Q PAM labels.
             for (int k = 0; k < d_N; ++k)
-                d_real_label[qr.perm[k]] = d_label[d_best[k]];
+                d_real_label[d_perm[k]] = d_label[d_best[k]];
             uint8_t* out = bits + static_cast<size_t>(s) * nb;
             for (int t = 0; t < d_nt; ++t)
                 label_to_bits(d_c.label_from_pam(d_real_label[t], d_real_label[d_nt + t]),
@@ -431,6 +449,7 @@ private:
     const int d_nt, d_N;
     const constellation& d_c;
     const int d_q, d_P;
+    const double d_inv_scale; //!< 1 / constellation scale (psd_se_weight's argument)
     const psd_params d_params;
     const bool d_depth_first;
     const bool d_sorted_qr;
@@ -440,6 +459,8 @@ private:
     std::vector<double> d_R;     //!< real R, row-major N x N
     std::vector<double> d_w;     //!< psd_se_weight per row of R (depth-first search)
     std::vector<double> d_Qt;    //!< Q^T, row-major N x 2 n_rx
+    std::vector<int> d_perm;     //!< the QR's column permutation (qr_result::perm)
+    std::vector<double> d_norm2; //!< qr_sorted_real's scratch
     std::vector<double> d_z;     //!< Q^T y_r of the current vector
     std::vector<int> d_best;     //!< best vector: sorted-PAM index per row
     std::vector<int> d_real_label;
