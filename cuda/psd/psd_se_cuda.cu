@@ -19,14 +19,16 @@
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
 //    whatever the node counts. Nearly every vector ends here, with the CPU's node counts.
 //    One still running after k_se_split_nodes expanded nodes is queued: its best leaf so
-//    far bounds the rest of its search, and its subtrees one row down become tasks.
-//  waves (psd_se_wave_kernel, one launch per depth): tasks are subtree searches, one per
+//    far bounds the rest of its search, and that rest becomes tasks (se_rest): every
+//    child not yet taken on its current path, at each row, inside the radius. They are
+//    exactly what the search has left, so nothing is searched twice.
+//  waves (psd_se_wave_kernel, at most N-1 launches): tasks are subtree searches, one per
 //    thread, in the same one-step-per-iteration loop, pruning with their own radius and
 //    with the vector's bound, which every task lowers (atomicMin) when it finds a better
-//    leaf. A task still running after k_se_split_nodes nodes hands its subtrees one row
-//    further down to the next wave. A near-singular channel, whose search can expand
-//    10^5-10^6 nodes, so spreads over the whole GPU within a few waves instead of
-//    holding one thread (and the launch) for milliseconds.
+//    leaf. A task still running after k_se_split_nodes nodes hands its rest, the same
+//    way, to the next wave (those tasks are at least one row deeper). A near-singular
+//    channel, whose search can expand 10^5-10^6 nodes, so spreads over the whole GPU
+//    within a few waves instead of holding one thread (and the launch) for milliseconds.
 //  decision (psd_se_write_kernel): every task offers its best leaf with its position in
 //    the sequential visiting order (psd_se_leaf_key) to its vector, which keeps the leaf
 //    of least metric, the first in that order among equals (a per-vector lock): the
@@ -74,16 +76,13 @@ namespace {
 constexpr int k_se_threads = 64; //!< threads per block of every kernel
 //! Deadline: path metrics of a thread between two timer reads.
 constexpr uint32_t k_se_check_evals = 512;
-//! Nodes a vector may expand in the first pass before its search is spread, and a task
-//! before it hands its subtrees on: enough that most vectors end in the first pass, few
-//! enough that no thread holds its warp long. MIMODET_PSD_SE_SPLIT replaces it.
+//! Nodes a vector may expand in the first pass before the rest of its search is spread,
+//! and a task before it hands its rest on: enough that most vectors end in the first
+//! pass, few enough that no thread holds its warp long. MIMODET_PSD_SE_SPLIT replaces it.
 constexpr uint32_t k_se_split_nodes = 128;
-//! Rows a task's subtrees reach below its root: one row (|Omega| subtrees) spreads a
-//! search with the fewest restarts; a long one is split again in the next wave.
-constexpr int k_se_split_rows = 1;
 //! Tasks a wave holds per stream: at least this many, and |Omega| per vector of the batch
-//! (every vector of a chunk can spread into |Omega| tasks). When full, a task runs to its
-//! end instead of splitting (slow, never wrong).
+//! (few vectors spread, each into the children left inside its radius, a few a row).
+//! When full, a search runs to its end in its thread instead (slow, never wrong).
 constexpr size_t k_se_min_task_capacity = size_t(1) << 15;
 //! Steps between two reads of the vector's shared bound.
 constexpr uint32_t k_se_bound_refresh = 16;
@@ -91,8 +90,7 @@ constexpr uint32_t k_se_bound_refresh = 16;
 //! What the kernels need to know of the system, computed once on the host.
 struct psd_se_layout {
     int nt, nrx, N, P, q, log2P;
-    int waves;       //!< wave launches: task depths first_depth, first_depth + 1, .. N-1
-    int first_depth; //!< depth of the first pass's tasks
+    int waves;       //!< wave launches (a task's tasks are at least one row deeper)
     double inv_scale; //!< 1 / the constellation's scale (the rows' weights)
     uint32_t node_budget; //!< path metrics per vector; 0: none
     double value[8];  //!< PAM levels, increasing
@@ -327,52 +325,57 @@ __device__ inline void se_write(const psd_se_layout& L,
 }
 
 /*!
- * The subtrees `to` rows deep of the node at st's root (st just begun with psd_se_begin,
- * prefix_key its ranks) whose metric is at most bound, in visiting order, as tasks of
- * vector v. Counts them when out is null; otherwise writes them at out[0..). Uses and
- * leaves st as scratch; its counts grow by the nodes expanded.
+ * The rest of a running search (st.k >= 1) as tasks: at each row j from st.k to
+ * st.top-1, the children of the current path's node not yet taken, in the order the
+ * search would take them, while inside its radius and bound (the first outside ends the
+ * row, as in psd_se_step). Each is a task of vector v: rows j..N-1 fixed, order key
+ * top_key (the ranks of rows top..N-1) with the path's ranks and its own. Together they
+ * are exactly what the search has left, so nothing is searched twice. Counts them when
+ * out is null; otherwise writes them at out[0..). Rows are unrolled so that the state
+ * stays in registers.
  */
 template <int NMAX>
-__device__ int se_subtrees(const psd_se_problem& pb,
-                           psd_se_state<NMAX>& st,
-                           int log2P,
-                           int v,
-                           int to,
-                           unsigned long long prefix_key,
-                           double bound,
-                           se_task* out)
+__device__ int se_rest(const psd_se_problem& pb,
+                       const psd_se_state<NMAX>& st,
+                       int log2P,
+                       int v,
+                       unsigned long long top_key,
+                       se_task* out)
 {
-    const int N = pb.N, root = st.top, last = N - to;
-    int count = 0, k = root - 1;
-    while (k < root) {
+    const int N = pb.N;
+    int n = 0;
+    MIMODET_UNROLL
+    for (int j = 1; j < NMAX; ++j) {
+        if (j < st.k || j >= st.top)
+            continue;
+        int8_t lo = st.lo[j], hi = st.hi[j];
         int idx = 0;
         double m = 0.0;
-        if (psd_se_next(pb, st, k, idx, m) && m <= bound) {
-            st.sym[k] = static_cast<uint8_t>(idx);
-            if (k > last) {
-                --k;
-                psd_se_start_level(pb, st, k, m);
-                continue;
-            }
+        while (psd_se_take(pb, st.pos[j], st.b[j], st.pm[j], pb.r(j, j), lo, hi, idx, m) &&
+               psd_se_inside(st, m)) {
             if (out) {
-                se_task& t = out[count];
+                se_task& t = out[n];
                 t.v = v;
-                t.depth = to;
+                t.depth = N - j;
                 t.metric = m;
-                unsigned long long key = prefix_key;
-                for (int j = last; j < root; ++j)
-                    key |= static_cast<unsigned long long>(st.hi[j] - st.lo[j] - 2)
-                           << (log2P * j);
+                unsigned long long key = top_key;
+                MIMODET_UNROLL
+                for (int i = 1; i < NMAX; ++i)
+                    if (i > j && i < st.top)
+                        key |= static_cast<unsigned long long>(st.hi[i] - st.lo[i] - 2)
+                               << (log2P * i);
+                key |= static_cast<unsigned long long>(hi - lo - 2) << (log2P * j);
                 t.key = key;
-                for (int j = 0; j < to; ++j)
-                    t.prefix[j] = st.sym[N - 1 - j];
+                MIMODET_UNROLL
+                for (int i = 1; i < NMAX; ++i)
+                    if (i > j && i < N)
+                        t.prefix[N - 1 - i] = st.sym[i];
+                t.prefix[N - 1 - j] = static_cast<uint8_t>(idx);
             }
-            ++count;
-        } else {
-            ++k;
+            ++n;
         }
     }
-    return count;
+    return n;
 }
 
 //! Reserves n entries of a list of capacity entries (never past it); -1 when full.
@@ -387,44 +390,6 @@ __device__ inline int se_reserve(unsigned int* count, int n, unsigned int capaci
             return static_cast<int>(old);
         old = prev;
     }
-}
-
-/*!
- * Spreads the rest of a search: the subtrees, `to` rows deep, of the root below rows
- * top..N-1 (prefix, prefix_metric, prefix_key) become tasks of the list out (count: its
- * length). False when the list is full (nothing written). st is scratch.
- */
-template <int NMAX>
-__device__ bool se_spread(const psd_se_problem& pb,
-                          int log2P,
-                          int v,
-                          int top,
-                          const uint8_t* prefix,
-                          double prefix_metric,
-                          unsigned long long prefix_key,
-                          int to,
-                          double bound,
-                          se_task* out,
-                          unsigned int* count,
-                          unsigned int capacity,
-                          uint32_t& expanded,
-                          uint32_t& evaluated)
-{
-    // Count, reserve, then enumerate again into the reserved entries. A state of its own
-    // (rows indexed at run time), so that the caller's stays in registers.
-    psd_se_state<NMAX> st;
-    psd_se_begin(pb, st, top, prefix, prefix_metric, bound);
-    const int n = se_subtrees(pb, st, log2P, v, to, prefix_key, bound, nullptr);
-    expanded += st.expanded;
-    evaluated += st.evaluated;
-    if (n == 0)
-        return true;
-    const int at = se_reserve(count, n, capacity);
-    if (at < 0)
-        return false;
-    psd_se_begin(pb, st, top, prefix, prefix_metric, bound);
-    se_subtrees(pb, st, log2P, v, to, prefix_key, bound, out + at);
-    return true;
 }
 
 template <int NMAX>
@@ -513,33 +478,36 @@ __global__ void __launch_bounds__(k_se_threads)
             v = -1;
             continue;
         }
-        if (st.expanded < limit)
+        if (st.expanded < limit || st.k == 0 || !(st.d2 < psd_se_inf()))
             continue;
-        // Long search: spread it over tasks bounded by its best leaf (found: the first
-        // descent ends in a leaf within N expansions).
+        // Long search: its rest becomes tasks bounded by its best leaf.
+        const int n = se_rest<NMAX>(pb, st, L.log2P, v, 0ull, nullptr);
+        const int at = n == 0 ? 0 : se_reserve(W.words + se_wave_count(0), n, W.capacity);
+        if (at < 0) {
+            limit = UINT32_MAX; // no room: this thread ends the search
+            continue;
+        }
+        if (n == 0) {
+            // Nothing inside the radius is left: the search is done.
+            se_copy<NMAX>(st.best, out, N);
+            se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
+                     stats ? stats + v : nullptr, st.expanded, st.evaluated, 0);
+            D.work += st.evaluated;
+            v = -1;
+            continue;
+        }
+        se_rest<NMAX>(pb, st, L.log2P, v, 0ull, W.tasks[0] + at);
         se_vector& sv = W.vec[v];
-        uint32_t expanded = st.expanded, evaluated = st.evaluated;
-        const double bound = st.d2;
-        sv.metric = bound;
+        sv.metric = st.d2;
         sv.key = best_key;
         sv.lock = 0;
         se_copy<NMAX>(st.best, sv.best, N);
-        if (!se_spread<NMAX>(pb, L.log2P, v, N, nullptr, 0.0, 0ull, L.first_depth, bound,
-                             W.tasks[0], W.words + se_wave_count(0), W.capacity, expanded,
-                             evaluated)) {
-            // No room: this thread finishes the search itself.
-            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
-            st.expanded = expanded;
-            st.evaluated = evaluated;
-            limit = UINT32_MAX;
-            continue;
-        }
-        sv.bound = se_bits(bound);
-        sv.expanded = expanded;
-        sv.evaluated = evaluated;
+        sv.bound = se_bits(st.d2);
+        sv.expanded = st.expanded;
+        sv.evaluated = st.evaluated;
         sv.truncated = 0;
         W.queued[atomicAdd(W.words + w_queued, 1u)] = v;
-        D.work += evaluated;
+        D.work += st.evaluated;
         v = -1;
     }
 }
@@ -637,29 +605,15 @@ __global__ void __launch_bounds__(k_se_threads)
         }
         uint32_t expanded = st.expanded, evaluated = st.evaluated;
         const double found = st.d2;
-        if (!done && st.expanded >= limit) {
-            // Hand the subtrees on. The leaf found so far is recorded below (its subtree
-            // may find it again: the same leaf, the same decision).
-            const double bound = se_double(sv.bound);
-            const int to = min(task.depth + k_se_split_rows, N - 1);
-            if (!se_spread<NMAX>(pb, L.log2P, task.v, N - task.depth, task.prefix, task.metric,
-                                 task.key, to, bound, out, out_count, W.capacity, expanded,
-                                 evaluated)) {
-                // No room: this thread searches the subtree to its end, keeping its best.
-                uint8_t best[NMAX];
-                MIMODET_UNROLL
-                for (int k = 0; k < NMAX; ++k)
-                    best[k] = st.best[k];
-                psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric, bound);
-                st.expanded = expanded;
-                st.evaluated = evaluated;
-                MIMODET_UNROLL
-                for (int k = 0; k < NMAX; ++k)
-                    st.best[k] = best[k];
-                st.d2 = found;
-                limit = UINT32_MAX;
+        if (!done && st.expanded >= limit && st.k > 0) {
+            // Hand the rest on; the leaf found so far is offered below.
+            const int n = se_rest<NMAX>(pb, st, L.log2P, task.v, task.key, nullptr);
+            const int at = n == 0 ? 0 : se_reserve(out_count, n, W.capacity);
+            if (at < 0) {
+                limit = UINT32_MAX; // no room: this thread ends the subtree's search
                 continue;
             }
+            se_rest<NMAX>(pb, st, L.log2P, task.v, task.key, out + at);
             done = true;
         }
         if (!done)
@@ -861,11 +815,8 @@ detector::sptr make_psd_se_cuda_detector(const detector_config& cfg)
     L.log2P = L.q / 2;
     L.inv_scale = 1.0 / c.scale();
     L.node_budget = psd_node_budget(cfg.psd_node_budget, cfg.n_tx, L.P);
-    // Task depths: first_depth, then k_se_split_rows more a wave, down to N-1.
-    L.first_depth = std::min(k_se_split_rows, L.N - 1);
-    L.waves = 1;
-    for (int d = L.first_depth; d < L.N - 1; d = std::min(d + k_se_split_rows, L.N - 1))
-        ++L.waves;
+    // Tasks are 1..N-1 rows deep, and a task's own are deeper than it.
+    L.waves = std::max(1, L.N - 1);
     // PAM levels in increasing order (the Gray labels are not monotone), as the CPU.
     const auto& pam = c.pam_levels();
     std::vector<int> order(L.P);

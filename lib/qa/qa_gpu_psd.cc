@@ -491,32 +491,41 @@ TEST(gpu_psd, configuration_and_interface)
 
 namespace {
 
-//! Sets MIMODET_PSD_KERNEL (read when a CUDA PSD is made) for one scope.
-class kernel_override
+//! Sets a tuning switch read when a CUDA PSD is made (docs/TUNING.md) for one scope.
+class env_override
 {
 public:
-    explicit kernel_override(const char* variant)
+    env_override(const char* name, const char* value) : d_name(name)
     {
-        const char* old = std::getenv(k_name);
+        const char* old = std::getenv(d_name);
         d_had = old != nullptr;
         if (d_had)
             d_old = old;
-        ::setenv(k_name, variant, 1);
+        ::setenv(d_name, value, 1);
     }
-    ~kernel_override()
+    ~env_override()
     {
         if (d_had)
-            ::setenv(k_name, d_old.c_str(), 1);
+            ::setenv(d_name, d_old.c_str(), 1);
         else
-            ::unsetenv(k_name);
+            ::unsetenv(d_name);
     }
-    kernel_override(const kernel_override&) = delete;
-    kernel_override& operator=(const kernel_override&) = delete;
+    env_override(const env_override&) = delete;
+    env_override& operator=(const env_override&) = delete;
 
 private:
-    static constexpr const char* k_name = "MIMODET_PSD_KERNEL";
+    const char* d_name;
     bool d_had = false;
     std::string d_old;
+};
+
+//! Forces one of the CUDA PSD's Algorithm 3 kernels (MIMODET_PSD_KERNEL) for one scope.
+class kernel_override : public env_override
+{
+public:
+    explicit kernel_override(const char* variant) : env_override("MIMODET_PSD_KERNEL", variant)
+    {
+    }
 };
 
 //! Bits and node counts of the CUDA PSD with the variant forced.
@@ -720,6 +729,89 @@ TEST(gpu_psd, kernel_variant_selection_automatic)
     EXPECT_THROW(make_psd(4, 4, modulation::qpsk, "cuda"), std::invalid_argument);
 }
 
+namespace {
+
+//! A batch of the depth-first spreading tests: n_mat matrices of nt x nt, 7 symbols each.
+struct se_shape {
+    int nt;
+    modulation mod;
+    double snr_lo, snr_hi;
+    int n_mat;
+
+    //! The batch; with the sanitizer sizes n_mat / divisor matrices.
+    qa::batch batch(int divisor, uint64_t seed) const
+    {
+        return qa::make_batch(nt, nt, mod, qa::sanitizer_size(n_mat, n_mat / divisor), 7, snr_lo,
+                              snr_hi, seed + nt);
+    }
+    //! The depth-first set (the CPU's default) on a backend.
+    detector::sptr psd(const std::string& backend) const
+    {
+        return make_psd(nt, nt, mod, backend, core::psd_cpu_tuned(nt));
+    }
+};
+
+//! One call of the CPU's depth-first set on GPU and CPU: bits and node counts of each.
+struct se_result {
+    std::vector<uint8_t> g, c;
+    std::vector<vector_stats> sg, sc;
+};
+
+void detect_se(detector& gpu, detector& cpu, const qa::batch& b, se_result& r)
+{
+    const size_t n_vec = static_cast<size_t>(b.n_mat) * b.n_sym;
+    r.g.assign(b.bits.size(), 7);
+    r.c.assign(b.bits.size(), 0);
+    r.sg.resize(n_vec);
+    r.sc.resize(n_vec);
+    gpu.detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), r.g.data(),
+                    r.sg.data());
+    cpu.detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), r.c.data(),
+                    r.sc.data());
+}
+
+} // namespace
+
+TEST(gpu_psd, depth_first_rest_of_every_spread_search_decides_as_ml)
+{
+    SKIP_WITHOUT_GPU();
+    // Searches spread after a few nodes (MIMODET_PSD_SE_SPLIT): the rest of nearly every
+    // search (the children not yet taken at each row of its path) becomes tasks, and the
+    // rest of those again, wave after wave. The decisions stay the CPU's, ties included,
+    // every vector unflagged; at 16QAM each is also checked against exhaustive ML. Split 1
+    // spreads a search right after its first leaf.
+    for (const char* split : { "1", "8", "40" }) {
+        const env_override spread("MIMODET_PSD_SE_SPLIT", split);
+        for (const se_shape& sh : { se_shape{ 4, modulation::qam16, 0.0, 25.0, 60 },
+                                    se_shape{ 4, modulation::qam64, 5.0, 25.0, 60 },
+                                    se_shape{ 2, modulation::qam64, 0.0, 20.0, 100 },
+                                    se_shape{ 8, modulation::qpsk, 0.0, 20.0, 30 } }) {
+            const auto b = sh.batch(6, 1700);
+            se_result r;
+            detect_se(*sh.psd("cuda"), *sh.psd("cpu"), b, r);
+            const size_t n_vec = r.sg.size();
+            const std::string what = std::string("split ") + split + ", " +
+                                     std::to_string(sh.nt) + "x" + std::to_string(sh.nt) +
+                                     " " + to_string(sh.mod);
+            ASSERT_EQ(r.g, r.c) << what;
+            size_t spread = 0;
+            for (size_t v = 0; v < n_vec; ++v) {
+                EXPECT_EQ(r.sg[v].truncated, 0u) << what;
+                spread += r.sc[v].expanded > static_cast<uint32_t>(std::atoi(split));
+            }
+            EXPECT_GT(spread, 0u) << what << ": no search was spread";
+            if (sh.mod == modulation::qam16) {
+                auto ml = qa::make("ml", b.n_tx, b.n_rx, b.mod);
+                const auto e = qa::run_bits(*ml, b);
+                EXPECT_EQ(qa::count_non_ml(b, r.g, e, 1e-9), 0) << what << ": not ML";
+                EXPECT_EQ(qa::count_non_ml(b, e, r.g, 1e-9), 0) << what << ": better than ML?";
+            }
+            std::printf("%s: %zu vectors, %zu searched past the split\n", what.c_str(), n_vec,
+                        spread);
+        }
+    }
+}
+
 TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
 {
     SKIP_WITHOUT_GPU();
@@ -729,47 +821,30 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
     // (the GPU counts a spread search's work, which depends on the schedule). 2, 4 and 8
     // antennas cover the three instantiations. Sanitizer sizes: a tenth of the matrices
     // (the first shape still has about 80 searches of more than 1000 nodes).
-    struct shape {
-        int nt;
-        modulation mod;
-        double snr_lo, snr_hi;
-        int n_mat;
-    };
-    for (const shape& sh : { shape{ 4, modulation::qam64, -5.0, 8.0, 300 },
-                             shape{ 4, modulation::qam64, 15.0, 25.0, 600 },
-                             shape{ 4, modulation::qam16, 0.0, 25.0, 300 },
-                             shape{ 2, modulation::qam64, 0.0, 20.0, 300 },
-                             shape{ 8, modulation::qpsk, 0.0, 20.0, 100 } }) {
-        const auto b = qa::make_batch(sh.nt,
-                                      sh.nt,
-                                      sh.mod,
-                                      qa::sanitizer_size(sh.n_mat, sh.n_mat / 10),
-                                      7,
-                                      sh.snr_lo,
-                                      sh.snr_hi,
-                                      1400 + sh.nt);
-        auto gpu = make_psd(sh.nt, sh.nt, sh.mod, "cuda", core::psd_cpu_tuned(sh.nt));
-        auto cpu = make_psd(sh.nt, sh.nt, sh.mod, "cpu", core::psd_cpu_tuned(sh.nt));
-        const size_t n_vec = static_cast<size_t>(b.n_mat) * b.n_sym;
-        std::vector<uint8_t> g(b.bits.size(), 7), c(b.bits.size());
-        std::vector<vector_stats> sg(n_vec), sc(n_vec);
+    for (const se_shape& sh : { se_shape{ 4, modulation::qam64, -5.0, 8.0, 300 },
+                                se_shape{ 4, modulation::qam64, 15.0, 25.0, 600 },
+                                se_shape{ 4, modulation::qam16, 0.0, 25.0, 300 },
+                                se_shape{ 2, modulation::qam64, 0.0, 20.0, 300 },
+                                se_shape{ 8, modulation::qpsk, 0.0, 20.0, 100 } }) {
+        const auto b = sh.batch(10, 1400);
+        auto gpu = sh.psd("cuda");
+        auto cpu = sh.psd("cpu");
+        se_result r;
         for (int call = 0; call < 2; ++call) { // the second call reuses every buffer
-            gpu->detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(),
-                             g.data(), sg.data());
-            cpu->detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(),
-                             c.data(), sc.data());
+            detect_se(*gpu, *cpu, b, r);
+            const size_t n_vec = r.sg.size();
             const std::string what = std::to_string(sh.nt) + "x" + std::to_string(sh.nt) +
                                      " " + to_string(sh.mod) + " snr " +
                                      std::to_string(sh.snr_lo) + " call " +
                                      std::to_string(call);
-            ASSERT_EQ(g, c) << what;
+            ASSERT_EQ(r.g, r.c) << what;
             size_t long_searches = 0, differ = 0;
             for (size_t v = 0; v < n_vec; ++v) {
-                EXPECT_EQ(sg[v].truncated, 0u) << what;
-                long_searches += sc[v].expanded >= 1000;
-                if (counts_comparable(true, sc[v]))
-                    differ += sg[v].expanded != sc[v].expanded ||
-                              sg[v].evaluated != sc[v].evaluated;
+                EXPECT_EQ(r.sg[v].truncated, 0u) << what;
+                long_searches += r.sc[v].expanded >= 1000;
+                if (counts_comparable(true, r.sc[v]))
+                    differ += r.sg[v].expanded != r.sc[v].expanded ||
+                              r.sg[v].evaluated != r.sc[v].evaluated;
             }
             EXPECT_EQ(differ, 0u) << what;
             if (sh.mod == modulation::qam64 && sh.nt == 4 && sh.snr_lo < 0)
