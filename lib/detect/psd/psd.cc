@@ -158,8 +158,9 @@ public:
                 d_perm[k] = qr.perm[k];
             }
         }
-        for (int k = 0; k < d_N; ++k)
-            d_w[k] = psd_se_weight(d_R[k * d_N + k], d_inv_scale);
+        if (d_depth_first) // only the depth-first search reads the weights
+            for (int k = 0; k < d_N; ++k)
+                d_w[k] = psd_se_weight(d_R[k * d_N + k], d_inv_scale);
         const int nb = d_nt * d_q;
         for (int s = 0; s < n_sym; ++s) {
             // z = Q^T y_r (y_r = [Re y; Im y]).
