@@ -18,17 +18,26 @@
 //    thread advances its vector one search step per loop iteration and takes the next
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
 //    whatever the node counts. Nearly every vector ends here, with the CPU's node counts.
-//    One still running after k_se_split_nodes expanded nodes is queued: its best leaf so
-//    far bounds the rest of its search, and that rest becomes tasks (se_rest): every
+//    One still running after psd_se_split_nodes expanded nodes is queued: its best leaf
+//    so far bounds the rest of its search, and that rest becomes tasks (se_rest): every
 //    child not yet taken on its current path, at each row, inside the radius. They are
 //    exactly what the search has left, so nothing is searched twice.
+//    Drain rule: once every vector has its thread, threads only leave, and the lanes idle
+//    until the launch's longest searches end; from then on a search spreads after
+//    psd_se_drain_nodes (psd_se_drain_nodes_sparse where the chunk has fewer vectors than
+//    the grid holds threads, one 20 MHz slot: most of the GPU is idle from the start),
+//    so the next wave shares it over the whole GPU (psd_se_drains: not for trees of at
+//    most 256 leaves, whose searches are short).
 //  waves (psd_se_wave_kernel, at most N-1 launches): tasks are subtree searches, one per
 //    thread, in the same one-step-per-iteration loop, pruning with their own radius and
 //    with the vector's bound, which every task lowers (atomicMin) when it finds a better
-//    leaf. A task still running after k_se_split_nodes nodes hands its rest, the same
-//    way, to the next wave (those tasks are at least one row deeper). A near-singular
-//    channel, whose search can expand 10^5-10^6 nodes, so spreads over the whole GPU
-//    within a few waves instead of holding one thread (and the launch) for milliseconds.
+//    leaf. A task still running after as many nodes (the drain rule as well) hands its
+//    rest, the same way, to the next wave (those tasks are at least one row deeper). A
+//    near-singular channel, whose search can expand 10^5-10^6 nodes, so spreads over the
+//    whole GPU within a few waves instead of holding one thread (and the launch) for
+//    milliseconds. Task lists take their entries with one atomicAdd (se_reserve): many
+//    searches spread at once under the drain rule, and a compare-and-swap loop on the
+//    shared count there serialises them.
 //  decision (psd_se_write_kernel): every task offers its best leaf with its position in
 //    the sequential visiting order (psd_se_leaf_key) to its vector, which keeps the leaf
 //    of least metric, the first in that order among equals (a per-vector lock): the
@@ -76,14 +85,17 @@ namespace {
 constexpr int k_se_threads = 64; //!< threads per block of every kernel
 //! Deadline: path metrics of a thread between two timer reads.
 constexpr uint32_t k_se_check_evals = 512;
-//! Nodes a vector may expand in the first pass before the rest of its search is spread,
-//! and a task before it hands its rest on: enough that most vectors end in the first
-//! pass, few enough that no thread holds its warp long. MIMODET_PSD_SE_SPLIT replaces it.
-constexpr uint32_t k_se_split_nodes = 128;
-//! Tasks a wave holds per stream: at least this many, and |Omega| per vector of the batch
-//! (few vectors spread, each into the children left inside its radius, a few a row).
-//! When full, a search runs to its end in its thread instead (slow, never wrong).
-constexpr size_t k_se_min_task_capacity = size_t(1) << 15;
+// Nodes before a search spreads: psd_se_split_nodes and the drain rule's
+// psd_se_drain_nodes (psd_se.h, shared with the tests).
+//! Expanded nodes between two looks at whether a launch's items are all handed out.
+constexpr uint32_t k_se_drain_look = 8;
+//! Tasks a wave holds per stream: at least this many, and k_se_tasks_per_vector |Omega|
+//! per vector of the largest chunk. A launch that leaves most of the GPU idle (one 20 MHz
+//! slot) spreads nearly every vector, each into the children left inside its radius, a
+//! few a row. When full, a search runs to its end in its thread instead (slow, never
+//! wrong).
+constexpr size_t k_se_min_task_capacity = size_t(1) << 16;
+constexpr size_t k_se_tasks_per_vector = 4;
 //! Steps between two reads of the vector's shared bound.
 constexpr uint32_t k_se_bound_refresh = 16;
 
@@ -224,6 +236,38 @@ __device__ inline void se_copy(const uint8_t (&from)[NMAX], uint8_t* to, int N)
     for (int j = 0; j < NMAX; ++j)
         if (j < N)
             to[j] = from[j];
+}
+
+//! Whether every item of the launch has a thread (se_next_item's counter past n_items).
+__device__ inline bool se_drained(const unsigned int* counter, int n_items)
+{
+    const unsigned int taken = *reinterpret_cast<const volatile unsigned int*>(counter);
+    return static_cast<long long>(gridDim.x) * blockDim.x + taken >=
+           static_cast<long long>(n_items);
+}
+
+/*!
+ * A running search past `next` expanded nodes: whether it hands its rest on now. At
+ * limit it does; before (a look at the launch's items, see se_first_look) it does once
+ * every item has its thread, else `next` moves k_se_drain_look nodes on, so the counter
+ * is read once every k_se_drain_look nodes. A search below `next` costs one comparison.
+ */
+__device__ inline bool se_spread_now(uint32_t expanded,
+                                     uint32_t limit,
+                                     uint32_t& next,
+                                     const unsigned int* counter,
+                                     int n_items)
+{
+    if (expanded >= limit || se_drained(counter, n_items))
+        return true;
+    next = expanded + k_se_drain_look < limit ? expanded + k_se_drain_look : limit;
+    return false;
+}
+
+//! The first node count at which a search looks at spreading.
+__device__ inline uint32_t se_first_look(uint32_t limit, uint32_t drain)
+{
+    return drain < limit ? drain : limit;
 }
 
 //! The thread's next item: first its own (the grid covers the first items without an
@@ -378,18 +422,29 @@ __device__ int se_rest(const psd_se_problem& pb,
     return n;
 }
 
-//! Reserves n entries of a list of capacity entries (never past it); -1 when full.
-__device__ inline int se_reserve(unsigned int* count, int n, unsigned int capacity)
+/*!
+ * Reserves n entries of a task list of capacity entries: their first index, or -1 when
+ * they do not fit. One atomicAdd, whatever the contention (many searches spread at once
+ * when a launch runs out of items), so the count may pass capacity: readers take
+ * se_task_count. A reservation that does not fit marks the entries of its range inside
+ * the list empty (v = -1), so that no reader takes one that nobody writes.
+ */
+__device__ inline int
+se_reserve(unsigned int* count, int n, unsigned int capacity, se_task* list)
 {
-    unsigned int old = *reinterpret_cast<volatile unsigned int*>(count);
-    for (;;) {
-        if (old + static_cast<unsigned int>(n) > capacity)
-            return -1;
-        const unsigned int prev = atomicCAS(count, old, old + n);
-        if (prev == old)
-            return static_cast<int>(old);
-        old = prev;
-    }
+    const unsigned int at = atomicAdd(count, static_cast<unsigned int>(n));
+    if (at <= capacity && static_cast<unsigned int>(n) <= capacity - at)
+        return static_cast<int>(at);
+    for (unsigned int i = at; i < capacity; ++i)
+        list[i].v = -1;
+    return -1;
+}
+
+//! Entries of a task list whose count se_reserve advanced.
+__device__ inline int se_task_count(const unsigned int* count, unsigned int capacity)
+{
+    const unsigned int n = *count;
+    return static_cast<int>(n < capacity ? n : capacity);
 }
 
 template <int NMAX>
@@ -406,6 +461,7 @@ __global__ void __launch_bounds__(k_se_threads)
                         uint8_t* __restrict__ bits,
                         vector_stats* __restrict__ stats,
                         uint32_t first_nodes,
+                        uint32_t drain_nodes,
                         unsigned long long budget_ns,
                         unsigned long long* __restrict__ call_start)
 {
@@ -424,7 +480,7 @@ __global__ void __launch_bounds__(k_se_threads)
     uint8_t out[NMAX]; // a decision handed to psd_bits_of
     int v = -1;
     size_t m = 0;
-    uint32_t limit = first_nodes;
+    uint32_t next = 0; //!< expanded nodes at which the search next looks at spreading
     unsigned long long best_key = 0;
     bool first = true;
     for (;;) {
@@ -434,7 +490,7 @@ __global__ void __launch_bounds__(k_se_threads)
                 break;
             m = static_cast<size_t>(map.matrix_of(v));
             se_load<NMAX>(pb, L, R, Qt, w, y, m, v, s_R, s_z);
-            limit = first_nodes;
+            next = se_first_look(first_nodes, drain_nodes);
             if (D.out_of_time(0)) {
                 // Started after the deadline: the SIC point, no search.
                 double z[NMAX];
@@ -478,13 +534,16 @@ __global__ void __launch_bounds__(k_se_threads)
             v = -1;
             continue;
         }
-        if (st.expanded < limit || st.k == 0 || !(st.d2 < psd_se_inf()))
+        if (st.expanded < next || st.k == 0 || !(st.d2 < psd_se_inf()) ||
+            !se_spread_now(st.expanded, first_nodes, next, W.words + w_first, n_vec))
             continue;
         // Long search: its rest becomes tasks bounded by its best leaf.
         const int n = se_rest<NMAX>(pb, st, L.log2P, v, 0ull, nullptr);
-        const int at = n == 0 ? 0 : se_reserve(W.words + se_wave_count(0), n, W.capacity);
+        const int at =
+            n == 0 ? 0
+                   : se_reserve(W.words + se_wave_count(0), n, W.capacity, W.tasks[0]);
         if (at < 0) {
-            limit = UINT32_MAX; // no room: this thread ends the search
+            next = UINT32_MAX; // no room: this thread ends the search
             continue;
         }
         if (n == 0) {
@@ -523,6 +582,7 @@ __global__ void __launch_bounds__(k_se_threads)
                        se_work W,
                        int wave,
                        uint32_t task_nodes,
+                       uint32_t drain_nodes,
                        unsigned long long budget_ns,
                        unsigned long long* __restrict__ call_start)
 {
@@ -534,7 +594,7 @@ __global__ void __launch_bounds__(k_se_threads)
     se_start_deadline(D, budget_ns, call_start, s_start);
 
     const int N = L.N;
-    const int n_tasks = static_cast<int>(W.words[se_wave_count(wave)]);
+    const int n_tasks = se_task_count(W.words + se_wave_count(wave), W.capacity);
     if (n_tasks == 0)
         return;
     const se_task* tasks = W.tasks[wave & 1];
@@ -548,7 +608,8 @@ __global__ void __launch_bounds__(k_se_threads)
     int t = -1;
     bool first = true;
     se_task task;
-    uint32_t limit = 0, since_refresh = 0;
+    uint32_t next = 0; //!< expanded nodes at which the task next looks at spreading
+    uint32_t since_refresh = 0;
     uint32_t flushed = 0; //!< the task's metrics already added to its vector's count
     bool over = false;    //!< the vector's node budget is spent
     unsigned long long best_key = 0;
@@ -558,6 +619,10 @@ __global__ void __launch_bounds__(k_se_threads)
             if (t >= n_tasks)
                 break;
             task = tasks[t];
+            if (task.v < 0) { // left empty by a reservation that did not fit
+                t = -1;
+                continue;
+            }
             se_vector& sv = W.vec[task.v];
             const bool spent =
                 L.node_budget != 0 &&
@@ -571,7 +636,7 @@ __global__ void __launch_bounds__(k_se_threads)
             se_load<NMAX>(pb, L, R, Qt, w, y, m, task.v, s_R, s_z);
             psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric,
                                      se_double(sv.bound));
-            limit = can_split ? task_nodes : UINT32_MAX;
+            next = can_split ? se_first_look(task_nodes, drain_nodes) : UINT32_MAX;
             since_refresh = 0;
             flushed = 0;
             over = false;
@@ -605,12 +670,14 @@ __global__ void __launch_bounds__(k_se_threads)
         }
         uint32_t expanded = st.expanded, evaluated = st.evaluated;
         const double found = st.d2;
-        if (!done && st.expanded >= limit && st.k > 0) {
+        if (!done && st.expanded >= next && st.k > 0 &&
+            se_spread_now(
+                st.expanded, task_nodes, next, W.words + se_wave_next(wave), n_tasks)) {
             // Hand the rest on; the leaf found so far is offered below.
             const int n = se_rest<NMAX>(pb, st, L.log2P, task.v, task.key, nullptr);
-            const int at = n == 0 ? 0 : se_reserve(out_count, n, W.capacity);
+            const int at = n == 0 ? 0 : se_reserve(out_count, n, W.capacity, out);
             if (at < 0) {
-                limit = UINT32_MAX; // no room: this thread ends the subtree's search
+                next = UINT32_MAX; // no room: this thread ends the subtree's search
                 continue;
             }
             se_rest<NMAX>(pb, st, L.log2P, task.v, task.key, out + at);
@@ -662,7 +729,17 @@ struct se_kernels {
 uint32_t se_split_nodes()
 {
     const int n = tuning::psd_se_split();
-    return n > 0 ? static_cast<uint32_t>(n) : k_se_split_nodes;
+    return n > 0 ? static_cast<uint32_t>(n) : psd_se_split_nodes;
+}
+
+//! The drain rule's node count (nodes: psd_se_drain_nodes or _sparse) for N real levels
+//! of P = 2^log2P levels; UINT32_MAX: none.
+uint32_t se_drain_nodes(int N, int log2P, uint32_t nodes)
+{
+    const int n = tuning::psd_se_drain();
+    if (n > 0)
+        return static_cast<uint32_t>(n);
+    return psd_se_drains(N, log2P) ? nodes : UINT32_MAX;
 }
 
 //! The instantiation for N real levels: small state for 2 and 4 antennas.
@@ -679,12 +756,12 @@ class psd_se_cuda_detector : public cuda_batch_detector
 {
 public:
     psd_se_cuda_detector(const detector_config& cfg, const psd_se_layout& L, se_kernels k)
-        : cuda_batch_detector(cfg, false),
-          d_L(L),
-          d_k(k),
+        : cuda_batch_detector(cfg, false), d_L(L), d_k(k),
           d_sorted(psd_uses_sorted_qr(cfg.sorted_qr, psd_cpu_tuned(cfg.n_tx))),
           d_clock(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us))),
-          d_split(se_split_nodes())
+          d_split(se_split_nodes()),
+          d_drain(se_drain_nodes(L.N, L.log2P, psd_se_drain_nodes)),
+          d_drain_sparse(se_drain_nodes(L.N, L.log2P, psd_se_drain_nodes_sparse))
     {
         int dev = 0;
         MIMODET_CUDA_CHECK(cudaGetDevice(&dev));
@@ -709,9 +786,13 @@ protected:
         d_perm.reserve(n_mat * k_psd_max_n);
         d_vec.reserve(std::max<size_t>(n_vec, 1));
         d_queued.reserve(std::max<size_t>(n_vec, 1));
-        // Chunks hold at most the whole batch.
-        d_capacity = std::max(d_capacity,
-                              std::max(k_se_min_task_capacity, static_cast<size_t>(d_L.P) * n_vec));
+        // A chunk holds at most the whole batch and, but for one matrix's vectors, at
+        // most k_max_chunk_vectors.
+        const size_t chunk_vectors = std::min(n_vec, k_max_chunk_vectors);
+        d_capacity = std::max(
+            d_capacity,
+            std::max(k_se_min_task_capacity,
+                     k_se_tasks_per_vector * static_cast<size_t>(d_L.P) * chunk_vectors));
         for (int i = 0; i < d_slots; ++i)
             reserve_tasks(i);
     }
@@ -743,15 +824,39 @@ protected:
         d_clock.arm(s, c.m0 == 0);
         const unsigned first_grid = static_cast<unsigned>(
             std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_grid));
-        d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y, R, Qt, weights, perm, d_L,
-                                                      static_cast<int>(c.n_vec), c.map, W,
-                                                      c.bits, c.stats, d_split,
-                                                      d_clock.budget_ns(), d_clock.start());
+        // A first pass of fewer vectors than the GPU holds threads leaves the rest of it
+        // idle from the start: there the searches spread earlier.
+        const uint32_t drain = c.n_vec < d_grid * k_se_threads ? d_drain_sparse : d_drain;
+        d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y,
+                                                      R,
+                                                      Qt,
+                                                      weights,
+                                                      perm,
+                                                      d_L,
+                                                      static_cast<int>(c.n_vec),
+                                                      c.map,
+                                                      W,
+                                                      c.bits,
+                                                      c.stats,
+                                                      d_split,
+                                                      drain,
+                                                      d_clock.budget_ns(),
+                                                      d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
         for (int w = 0; w < d_L.waves; ++w) {
             d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
-                c.y, R, Qt, weights, d_L, c.map, W, w, d_split,
-                d_clock.budget_ns(), d_clock.start());
+                c.y,
+                R,
+                Qt,
+                weights,
+                d_L,
+                c.map,
+                W,
+                w,
+                d_split,
+                drain,
+                d_clock.budget_ns(),
+                d_clock.start());
             MIMODET_CUDA_CHECK_LAUNCH();
         }
         const unsigned small = static_cast<unsigned>(d_sms);
@@ -786,6 +891,8 @@ private:
     const bool d_sorted;
     psd_call_clock d_clock; //!< the deadline's clock and the streams' scratch slots
     const uint32_t d_split; //!< nodes a thread expands before a search is spread
+    const uint32_t d_drain; //!< the same once the launch's items are all handed out
+    const uint32_t d_drain_sparse; //!< the same where the first pass leaves threads idle
     int d_slots = 0;        //!< scratch slots allocated
     size_t d_grid = 0;
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list

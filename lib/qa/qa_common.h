@@ -10,18 +10,37 @@
 #ifndef INCLUDED_MIMODET_QA_COMMON_H
 #define INCLUDED_MIMODET_QA_COMMON_H
 
+#include "detect/psd/psd_se.h"
+#include "util/tuning.h"
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/rayleigh.h>
 #include <gtest/gtest.h>
-#include <cmath>
-#include <complex>
-#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace qa {
+
+/*!
+ * Expanded nodes before which the CUDA PSD's depth-first kernels never spread a search,
+ * whatever the shape (psd_se.h; MIMODET_PSD_SE_SPLIT / _DRAIN as now set): a search that
+ * expands fewer has the CPU's node counts. Spread searches' counts depend on the
+ * schedule.
+ */
+inline uint32_t psd_se_spread_nodes()
+{
+    namespace core = gr::mimodet::core;
+    const int split = core::tuning::psd_se_split(), drain = core::tuning::psd_se_drain();
+    return std::min(
+        split > 0 ? static_cast<uint32_t>(split) : core::psd_se_split_nodes,
+        drain > 0 ? static_cast<uint32_t>(drain)
+                  : std::min(core::psd_se_drain_nodes, core::psd_se_drain_nodes_sparse));
+}
 
 using cf = std::complex<float>;
 using gr::mimodet::constellation;
@@ -199,7 +218,7 @@ inline void expect_segmented_equals_per_segment(gr::mimodet::detector& seg,
     const bool spread = seg.config().algorithm == "psd" && seg.backend() == "cuda";
     for (size_t i = 0; i < st.size(); ++i)
         stat_diff += st[i].truncated != ref_st[i].truncated ||
-                     ((!spread || ref_st[i].expanded < 64) &&
+                     ((!spread || ref_st[i].expanded < psd_se_spread_nodes()) &&
                       (st[i].expanded != ref_st[i].expanded ||
                        st[i].evaluated != ref_st[i].evaluated));
     for (size_t i = 0; i < llr.size(); ++i)

@@ -15,14 +15,15 @@
 #include "detect/psd/psd_params.h"
 #include "qa_common.h"
 #include "qa_gpu_common.h"
-#include <gtest/gtest.h>
 #include <algorithm>
-#include <iterator>
 #include <cstdio>
 #include <cstdlib>
+#include <gtest/gtest.h>
+#include <iterator>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace gr::mimodet;
@@ -107,7 +108,8 @@ std::string name(int nt, int nr, modulation mod, const std::string& set, int sor
  * Whether the CUDA PSD runs p (empty: the default) on the SE kernels (psd_se_cuda.cu):
  * the depth-first set, unless MIMODET_PSD_KERNEL forces one of Algorithm 3's kernels.
  * Those count a long search's work as spread over tasks, which depends on the schedule:
- * only short searches (fewer than 64 expanded nodes on the CPU) have the CPU's counts.
+ * only short searches (fewer expanded nodes on the CPU than qa::psd_se_spread_nodes)
+ * have the CPU's counts.
  */
 bool on_se_kernels(const psd_params& p, int n_tx, modulation mod)
 {
@@ -119,7 +121,10 @@ bool on_se_kernels(const psd_params& p, int n_tx, modulation mod)
 }
 
 //! Node counts of vector v that must equal the CPU's (see on_se_kernels).
-bool counts_comparable(bool se, const vector_stats& cpu) { return !se || cpu.expanded < 64; }
+bool counts_comparable(bool se, const vector_stats& cpu)
+{
+    return !se || cpu.expanded < qa::psd_se_spread_nodes();
+}
 
 /*!
  * GPU and CPU agree except where both decisions have the same metric (1e-9 relative),
@@ -775,13 +780,24 @@ void detect_se(detector& gpu, detector& cpu, const qa::batch& b, se_result& r)
 TEST(gpu_psd, depth_first_rest_of_every_spread_search_decides_as_ml)
 {
     SKIP_WITHOUT_GPU();
-    // Searches spread after a few nodes (MIMODET_PSD_SE_SPLIT): the rest of nearly every
-    // search (the children not yet taken at each row of its path) becomes tasks, and the
-    // rest of those again, wave after wave. The decisions stay the CPU's, ties included,
-    // every vector unflagged; at 16QAM each is also checked against exhaustive ML. Split 1
-    // spreads a search right after its first leaf.
-    for (const char* split : { "1", "8", "40" }) {
-        const env_override spread("MIMODET_PSD_SE_SPLIT", split);
+    // Searches spread after a few nodes (MIMODET_PSD_SE_SPLIT, or MIMODET_PSD_SE_DRAIN
+    // once every vector or task of a launch has its thread: these batches have fewer
+    // vectors than the first pass has threads): the rest of nearly every search (the
+    // children not yet taken at each row of its path) becomes tasks, and the rest of
+    // those again, wave after wave. The decisions stay the CPU's, ties included, every
+    // vector unflagged; at 16QAM each is also checked against exhaustive ML. 1 spreads a
+    // search right after its first leaf. The last two spread through the drain rule
+    // alone.
+    const std::pair<const char*, const char*> settings[] = { { "1", "65536" },
+                                                             { "8", "65536" },
+                                                             { "40", "65536" },
+                                                             { "65536", "1" },
+                                                             { "65536", "8" } };
+    for (const auto& [split_nodes, drain_nodes] : settings) {
+        const env_override spread("MIMODET_PSD_SE_SPLIT", split_nodes);
+        const env_override drain("MIMODET_PSD_SE_DRAIN", drain_nodes);
+        const char* split =
+            std::atoi(split_nodes) < std::atoi(drain_nodes) ? split_nodes : drain_nodes;
         for (const se_shape& sh : { se_shape{ 4, modulation::qam16, 0.0, 25.0, 60 },
                                     se_shape{ 4, modulation::qam64, 5.0, 25.0, 60 },
                                     se_shape{ 2, modulation::qam64, 0.0, 20.0, 100 },
@@ -790,9 +806,9 @@ TEST(gpu_psd, depth_first_rest_of_every_spread_search_decides_as_ml)
             se_result r;
             detect_se(*sh.psd("cuda"), *sh.psd("cpu"), b, r);
             const size_t n_vec = r.sg.size();
-            const std::string what = std::string("split ") + split + ", " +
-                                     std::to_string(sh.nt) + "x" + std::to_string(sh.nt) +
-                                     " " + to_string(sh.mod);
+            const std::string what = std::string("split ") + split_nodes + ", drain " +
+                                     drain_nodes + ", " + std::to_string(sh.nt) + "x" +
+                                     std::to_string(sh.nt) + " " + to_string(sh.mod);
             ASSERT_EQ(r.g, r.c) << what;
             size_t spread = 0;
             for (size_t v = 0; v < n_vec; ++v) {

@@ -99,13 +99,15 @@ TEST(gpu_psd_budget, algorithm3_stops_where_the_cpu_does)
 TEST(gpu_psd_budget, depth_first_first_pass_stops_where_the_cpu_does)
 {
     QA_SKIP_WITHOUT_GPU();
-    // Budgets below the first pass's spread point (128 expansions, |Omega| path metrics
-    // each): every vector the budget ends, ends in the first pass.
+    // Budgets below the first pass's spread point (qa::psd_se_spread_nodes expansions,
+    // |Omega| path metrics each): every vector the budget ends, ends in the first pass.
     for (modulation mod : { modulation::qam16, modulation::qam64 }) {
         const auto b =
             qa::make_batch(4, 4, mod, qa::sanitizer_size(300, 40), 7, 0.0, 10.0, 53);
         const auto p = core::psd_cpu_tuned(4);
-        const uint32_t spread = 128u * constellation::get(mod).pam_order();
+        const uint32_t spread =
+            qa::psd_se_spread_nodes() *
+            static_cast<uint32_t>(constellation::get(mod).pam_order());
         for (uint32_t budget : { spread / 8, spread / 2 }) {
             const std::string what = to_string(mod) + ", budget " + std::to_string(budget);
             const result c = qa::run_with_stats(*make_psd(b, "cpu", budget, p), b);

@@ -128,10 +128,10 @@ size_t expect_prefix_of_exact(const qa::batch& b,
         } else if (s.truncated) {
             // The SE kernels count a spread (long) search's work, which depends on the
             // schedule; a short one's is the CPU's.
-            if (!g_depth_first || e.expanded < 64)
+            if (!g_depth_first || e.expanded < qa::psd_se_spread_nodes())
                 EXPECT_LE(s.expanded, e.expanded) << what << " vector " << v;
         } else {
-            if (!g_depth_first || e.expanded < 64) {
+            if (!g_depth_first || e.expanded < qa::psd_se_spread_nodes()) {
                 EXPECT_EQ(s.expanded, e.expanded) << what << " vector " << v;
                 EXPECT_EQ(s.evaluated, e.evaluated) << what << " vector " << v;
             }
@@ -169,7 +169,7 @@ TEST(gpu_psd_deadline, none_is_exact)
         // The SE kernels count a long search's work as spread over tasks, which depends
         // on the schedule; a short one's counts are fixed.
         for (size_t v = 0; v < l.stats.size(); ++v)
-            if (!g_depth_first || r.stats[v].expanded < 64)
+            if (!g_depth_first || r.stats[v].expanded < qa::psd_se_spread_nodes())
                 ASSERT_EQ(l.stats[v].expanded, r.stats[v].expanded) << variant << " vector " << v;
     }
 }

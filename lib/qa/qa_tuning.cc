@@ -78,6 +78,7 @@ TEST(tuning, integer_switches_default_take_and_refuse)
         { "MIMODET_SYNC_AHEAD", tuning::sync_ahead, -1, 0, 1 },
         { "MIMODET_INPUT_REGISTER", tuning::input_register, -1, 0, 1 },
         { "MIMODET_PSD_SE_SPLIT", tuning::psd_se_split, 0, 1, 65536 },
+        { "MIMODET_PSD_SE_DRAIN", tuning::psd_se_drain, 0, 1, 65536 },
     };
     for (const auto& s : all) {
         SCOPED_TRACE(s.name);
@@ -170,7 +171,8 @@ TEST(tuning, table_names_every_switch_once)
                            "MIMODET_INPUT_REGISTER",
                            "MIMODET_GPU_WAIT",
                            "MIMODET_PSD_KERNEL",
-                           "MIMODET_PSD_SE_SPLIT" })
+                           "MIMODET_PSD_SE_SPLIT",
+                           "MIMODET_PSD_SE_DRAIN" })
         EXPECT_EQ(names.count(n), 1u) << n;
     // A name outside the table is a programming error, not a user's.
     EXPECT_THROW(tuning::integer("MIMODET_NOT_A_SWITCH", 0, 1, 0), std::logic_error);

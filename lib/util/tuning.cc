@@ -77,6 +77,12 @@ const std::vector<switch_info>& switches()
           "128",
           "nodes a depth-first CUDA PSD search expands in one thread before the rest is "
           "spread over tasks" },
+        { "MIMODET_PSD_SE_DRAIN",
+          "1..65536",
+          "32, 16 for launches of fewer vectors than the GPU holds threads, none for "
+          "trees of at most 256 leaves",
+          "the same, once every vector of the launch (every task of a wave) has its "
+          "thread" },
     };
     return table;
 }
@@ -127,6 +133,8 @@ bool gpu_wait_blocks()
 }
 
 int psd_se_split() { return integer("MIMODET_PSD_SE_SPLIT", 1, 65536, 0); }
+
+int psd_se_drain() { return integer("MIMODET_PSD_SE_DRAIN", 1, 65536, 0); }
 
 std::string psd_kernel()
 {

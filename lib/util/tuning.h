@@ -72,6 +72,11 @@ MIMODET_API std::string psd_kernel();
 //! the kernels' default. Read when a detector is made.
 MIMODET_API int psd_se_split();
 
+//! MIMODET_PSD_SE_DRAIN=1..65536: the same, once every vector of the first pass (every
+//! task of a wave) has its thread. 0 (unset): the kernels' default. Read when a detector
+//! is made.
+MIMODET_API int psd_se_drain();
+
 //! For the switches above that are integers: the value of `name` if set, in lo..hi;
 //! `fallback` if unset or empty. std::invalid_argument naming the variable otherwise,
 //! and for a name that is not in switches().

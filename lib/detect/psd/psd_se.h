@@ -36,6 +36,26 @@ namespace core {
 //! Most real levels (2 x 8 antennas).
 constexpr int psd_se_max_n = 16;
 
+/*!
+ * The CUDA depth-first kernels (cuda/psd/psd_se_cuda.cu) run a search in one thread until
+ * it has expanded psd_se_split_nodes nodes, or, once every vector of the launch has its
+ * thread (psd_se_drains), psd_se_drain_nodes (psd_se_drain_nodes_sparse where the
+ * launch's vectors are fewer than the GPU holds threads); then the rest of it is spread
+ * over tasks, whose node counts depend on the schedule. A search that expands fewer than
+ * each has the CPU's counts. MIMODET_PSD_SE_SPLIT and MIMODET_PSD_SE_DRAIN replace them.
+ */
+constexpr uint32_t psd_se_split_nodes = 128;
+constexpr uint32_t psd_se_drain_nodes = 32;
+constexpr uint32_t psd_se_drain_nodes_sparse = 16;
+
+/*!
+ * Whether the CUDA kernels apply psd_se_drain_nodes to N real levels of P = 2^log2P
+ * levels: not to trees of at most 256 leaves (4x4 QPSK, 2x2 16QAM), whose searches are
+ * short, so that a wave of their rests costs more than it saves (measured on an H100,
+ * docs/PERFORMANCE.md).
+ */
+MIMODET_HD constexpr bool psd_se_drains(int N, int log2P) { return N * log2P > 8; }
+
 //! One received vector's problem: z = R s + noise, R upper triangular with R_kk >= 0.
 struct psd_se_problem {
     const double* R;     //!< N x N, row-major, element (k, j) at R[(k N + j) rs]
