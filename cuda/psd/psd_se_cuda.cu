@@ -586,6 +586,11 @@ __global__ void __launch_bounds__(k_se_threads)
                        unsigned long long budget_ns,
                        unsigned long long* __restrict__ call_start)
 {
+    // Most waves of a chunk have no task: their blocks leave before any set-up (the count
+    // is the same for every thread, so none waits at the barrier below).
+    const int n_tasks = se_task_count(W.words + se_wave_count(wave), W.capacity);
+    if (n_tasks == 0)
+        return;
     __shared__ double s_value[8];
     __shared__ unsigned long long s_start;
     if (threadIdx.x < L.P)
@@ -594,9 +599,6 @@ __global__ void __launch_bounds__(k_se_threads)
     se_start_deadline(D, budget_ns, call_start, s_start);
 
     const int N = L.N;
-    const int n_tasks = se_task_count(W.words + se_wave_count(wave), W.capacity);
-    if (n_tasks == 0)
-        return;
     const se_task* tasks = W.tasks[wave & 1];
     const bool can_split = wave + 1 < L.waves;
     se_task* out = W.tasks[(wave + 1) & 1];
