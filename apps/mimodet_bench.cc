@@ -45,6 +45,7 @@ struct options {
     std::vector<std::string> backends = { "cpu" };
     int device = 0;                     //!< CUDA device of backend cuda / auto
     std::string psd_preset = "default"; // default, se, table5, h100-alg3
+    int psd_start_rows = -1;            //!< detector_config::psd_start_rows
     int n_sym = 7;
     double min_seconds = 1.0;
     int pool_matrices = 4096;
@@ -88,6 +89,13 @@ bool parse(int argc, char** argv, options& o)
               "Algorithm 3 with its Table 5 set, plain QR) or h100-alg3\n"
               "(Algorithm 3 with the set tuned on an H100)",
               { "default", "se", "table5", "h100-alg3" })
+        .number("--psd-start-rows",
+                o.psd_start_rows,
+                "N",
+                "psd's depth-first search: rows of its starting bound\n"
+                "(detector_config::psd_start_rows; -1: the backend's default)",
+                -1,
+                8)
         .number("--nsym", o.n_sym, "N", "symbols sharing one channel matrix", 1, 1e6)
         .number("--seconds",
                 o.min_seconds,
@@ -95,12 +103,7 @@ bool parse(int argc, char** argv, options& o)
                 "minimum timed seconds per measurement",
                 1e-3,
                 3600)
-        .number("--device",
-                o.device,
-                "N",
-                "CUDA device of backend cuda or auto",
-                0,
-                63)
+        .number("--device", o.device, "N", "CUDA device of backend cuda or auto", 0, 63)
         .number("--pool",
                 o.pool_matrices,
                 "N",
@@ -273,7 +276,7 @@ int main(int argc, char** argv)
             "preset,"
             "subcarriers,slots,kernel_vectors_per_s,kernel_mbit_per_s,latency_p50_ms,"
             "latency_p99_ms,latency_max_ms,lte20_carriers,deadline_us,truncated_frac,"
-            "ber_vs_exact",
+            "ber_vs_exact,psd_start_rows",
             csv))
         return 2;
     const bool slot_mode = !o.subcarriers.empty();
@@ -326,6 +329,8 @@ int main(int argc, char** argv)
                                     cfg.backend = parse_backend(backend);
                                     cfg.threads = th;
                                     cfg.device = o.device;
+                                    if (alg == "psd")
+                                        cfg.psd_start_rows = o.psd_start_rows;
                                     if (alg == "psd" && o.psd_preset != "default") {
                                         // A named set by value: the depth-first search,
                                         // or the paper's Algorithm 3 with a Table 5 or
@@ -426,7 +431,9 @@ int main(int argc, char** argv)
                                             << r.lat_p50 * 1e3 << ',' << r.lat_p99 * 1e3
                                             << ',' << r.lat_max * 1e3 << ',' << carriers
                                             << ',' << dl << ',' << trunc_frac << ','
-                                            << ber_exact << '\n';
+                                            << ber_exact << ','
+                                            << (alg == "psd" ? o.psd_start_rows : -1)
+                                            << '\n';
                                 }
                 }
         }

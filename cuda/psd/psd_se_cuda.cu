@@ -18,8 +18,12 @@
 //    thread advances its vector one search step per loop iteration and takes the next
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
 //    whatever the node counts. Nearly every vector ends here, with the CPU's node counts.
+//    A search starts with the CPU's bound (psd_se_start_bound: the best of a few
+//    fixed-complexity candidates), which cuts the long searches of near-singular
+//    channels most.
 //    One still running after psd_se_split_nodes expanded nodes is queued: its best leaf
-//    so far bounds the rest of its search, and that rest becomes tasks (se_rest): every
+//    so far (or the starting bound, before its first leaf inside it) bounds the rest of
+//    its search, and that rest becomes tasks (se_rest): every
 //    child not yet taken on its current path, at each row, inside the radius. They are
 //    exactly what the search has left, so nothing is searched twice.
 //    Drain rule: once every vector has its thread, threads only leave, and the lanes idle
@@ -48,9 +52,10 @@
 // block (%globaltimer), each thread reads the timer at its vector's start and every
 // k_se_check_evals path metrics. A vector running when the deadline is seen to pass ends
 // with its best leaf (flagged if candidates inside the sphere were left) or, without one,
-// the SIC point (psd_sic); every vector the thread takes after that gets the SIC point,
-// flagged. Tasks stop the same way; a queued vector with a stopped or skipped task is
-// flagged and gets the best leaf its tasks found.
+// the starting bound's leaf or, without that either, the SIC point (psd_sic); every
+// vector the thread takes after that gets the SIC point, flagged. Tasks stop the same
+// way; a queued vector with a stopped or skipped task is flagged and gets the best leaf
+// its tasks found (the starting bound's where they found none).
 //
 // Node budget (psd_node_budget; L.node_budget, 0: none): a first-pass search stops at
 // the budget as the CPU's does (the same count, the same flagged best leaf). A spread
@@ -105,6 +110,7 @@ struct psd_se_layout {
     int waves;       //!< wave launches (a task's tasks are at least one row deeper)
     double inv_scale; //!< 1 / the constellation's scale (the rows' weights)
     uint32_t node_budget; //!< path metrics per vector; 0: none
+    int start_rows;       //!< psd_se_start_bound's rows (psd_start_rows)
     double value[8];  //!< PAM levels, increasing
     int label[8];    //!< PAM label of value[j]
 };
@@ -501,13 +507,19 @@ __global__ void __launch_bounds__(k_se_threads)
                 v = -1;
                 continue;
             }
-            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, psd_se_inf());
+            // The starting bound's leaf waits in st.best: it is the decision of a search
+            // spread before its first leaf whose tasks are all stopped.
+            uint32_t start_evaluated = 0;
+            const double bound = psd_se_start_bound<NMAX, true>(
+                pb, L.start_rows, st.best, start_evaluated);
+            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, bound);
+            st.evaluated += start_evaluated;
             continue;
         }
         const bool over = L.node_budget != 0 && st.evaluated >= L.node_budget;
         if (st.k > 0 && (over || D.out_of_time(st.evaluated))) {
             uint32_t truncated = 1, evaluated = st.evaluated;
-            if (st.d2 < psd_se_inf()) {
+            if (st.d2 < psd_se_inf() || st.bound < psd_se_inf()) {
                 truncated = psd_se_work_left(pb, st) ? 1 : 0;
                 se_copy<NMAX>(st.best, out, N);
             } else {
@@ -534,10 +546,12 @@ __global__ void __launch_bounds__(k_se_threads)
             v = -1;
             continue;
         }
-        if (st.expanded < next || st.k == 0 || !(st.d2 < psd_se_inf()) ||
+        // A search spreads once it has a leaf or a starting bound to prune its tasks.
+        const double radius = st.d2 < st.bound ? st.d2 : st.bound;
+        if (st.expanded < next || st.k == 0 || !(radius < psd_se_inf()) ||
             !se_spread_now(st.expanded, first_nodes, next, W.words + w_first, n_vec))
             continue;
-        // Long search: its rest becomes tasks bounded by its best leaf.
+        // Long search: its rest becomes tasks bounded by its best leaf (or the bound).
         const int n = se_rest<NMAX>(pb, st, L.log2P, v, 0ull, nullptr);
         const int at =
             n == 0 ? 0
@@ -557,11 +571,12 @@ __global__ void __launch_bounds__(k_se_threads)
         }
         se_rest<NMAX>(pb, st, L.log2P, v, 0ull, W.tasks[0] + at);
         se_vector& sv = W.vec[v];
+        // Without a leaf yet (d2 = +inf), any leaf a task offers replaces st.best.
         sv.metric = st.d2;
-        sv.key = best_key;
+        sv.key = st.d2 < psd_se_inf() ? best_key : ~0ull;
         sv.lock = 0;
         se_copy<NMAX>(st.best, sv.best, N);
-        sv.bound = se_bits(st.d2);
+        sv.bound = se_bits(radius);
         sv.expanded = st.expanded;
         sv.evaluated = st.evaluated;
         sv.truncated = 0;
@@ -924,6 +939,7 @@ detector::sptr make_psd_se_cuda_detector(const detector_config& cfg)
     L.log2P = L.q / 2;
     L.inv_scale = 1.0 / c.scale();
     L.node_budget = psd_node_budget(cfg.psd_node_budget, cfg.n_tx, L.P);
+    L.start_rows = psd_start_rows(cfg.psd_start_rows, cfg.n_tx, L.P, true);
     // Tasks are 1..N-1 rows deep, and a task's own are deeper than it.
     L.waves = std::max(1, L.N - 1);
     // PAM levels in increasing order (the Gray labels are not monotone), as the CPU.

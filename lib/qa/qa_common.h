@@ -10,12 +10,14 @@
 #ifndef INCLUDED_MIMODET_QA_COMMON_H
 #define INCLUDED_MIMODET_QA_COMMON_H
 
+#include "detect/psd/psd_params.h"
 #include "detect/psd/psd_se.h"
 #include "util/tuning.h"
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/rayleigh.h>
@@ -115,6 +117,34 @@ inline gr::mimodet::detector::sptr make(const std::string& algorithm,
     base.n_rx = n_rx;
     base.mod = mod;
     return gr::mimodet::detector::make(base);
+}
+
+//! Whether MIMODET_PSD_KERNEL forces one of the CUDA PSD's Algorithm 3 kernels, which
+//! run every parameter set, the depth-first one too, from an infinite radius.
+inline bool psd_alg3_forced()
+{
+    const char* forced = std::getenv("MIMODET_PSD_KERNEL");
+    return forced && (std::string(forced) == "warp" || std::string(forced) == "block");
+}
+
+/*!
+ * A detector as make(); a CPU PSD left at the default psd_start_rows takes the CUDA
+ * backend's (0 where psd_alg3_forced()), so that its node counts compare with the GPU's.
+ */
+inline gr::mimodet::detector::sptr make_counts_as_cuda(const std::string& algorithm,
+                                                       int n_tx,
+                                                       int n_rx,
+                                                       modulation mod,
+                                                       gr::mimodet::detector_config base)
+{
+    if (algorithm == "psd" && base.backend == gr::mimodet::backend_kind::cpu &&
+        base.psd_start_rows == -1) {
+        const int omega = gr::mimodet::constellation::get(mod).pam_order();
+        base.psd_start_rows =
+            psd_alg3_forced() ? 0
+                              : gr::mimodet::core::psd_start_rows(-1, n_tx, omega, true);
+    }
+    return make(algorithm, n_tx, n_rx, mod, base);
 }
 
 //! stats (optional): n_mat * n_sym entries.

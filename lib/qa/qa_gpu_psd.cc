@@ -49,10 +49,12 @@ detector::sptr make_psd(int n_tx,
                         modulation mod,
                         const std::string& backend,
                         const psd_params& p = {},
-                        int sorted_qr = -1)
+                        int sorted_qr = -1,
+                        int start_rows = -1)
 {
     detector_config c;
     c.backend = parse_backend(backend);
+    c.psd_start_rows = start_rows;
     // "preset" (empty): the CPU runs the set the CUDA backend picks by default, so that
     // decisions and node counts compare.
     const psd_params q =
@@ -62,7 +64,7 @@ detector::sptr make_psd(int n_tx,
     c.psd_exp = q.exp;
     c.sorted_qr = sorted_qr;
     c.psd_node_budget = 0; // the exact search: decisions compare with the CPU's and ML
-    return qa::make("psd", n_tx, n_rx, mod, c);
+    return qa::make_counts_as_cuda("psd", n_tx, n_rx, mod, c);
 }
 
 // The default (empty parameters: the depth-first set on a sorted QR, the SE kernels on
@@ -113,11 +115,10 @@ std::string name(int nt, int nr, modulation mod, const std::string& set, int sor
  */
 bool on_se_kernels(const psd_params& p, int n_tx, modulation mod)
 {
-    const char* forced = std::getenv("MIMODET_PSD_KERNEL");
-    const bool alg3 = forced && (std::string(forced) == "warp" || std::string(forced) == "block");
     const int omega = constellation::get(mod).pam_order();
-    return !alg3 &&
-           core::psd_is_depth_first(p.lvl.empty() ? core::psd_resolve({}, {}, n_tx, omega, true) : p);
+    return !qa::psd_alg3_forced() &&
+           core::psd_is_depth_first(
+               p.lvl.empty() ? core::psd_resolve({}, {}, n_tx, omega, true) : p);
 }
 
 //! Node counts of vector v that must equal the CPU's (see on_se_kernels).
@@ -749,10 +750,11 @@ struct se_shape {
         return qa::make_batch(nt, nt, mod, qa::sanitizer_size(n_mat, n_mat / divisor), 7, snr_lo,
                               snr_hi, seed + nt);
     }
-    //! The depth-first set (the CPU's default) on a backend.
-    detector::sptr psd(const std::string& backend) const
+    //! The depth-first set (the CPU's default) on a backend; start_rows as
+    //! detector_config::psd_start_rows.
+    detector::sptr psd(const std::string& backend, int start_rows = -1) const
     {
-        return make_psd(nt, nt, mod, backend, core::psd_cpu_tuned(nt));
+        return make_psd(nt, nt, mod, backend, core::psd_cpu_tuned(nt), -1, start_rows);
     }
 };
 
@@ -786,14 +788,19 @@ TEST(gpu_psd, depth_first_rest_of_every_spread_search_decides_as_ml)
     // children not yet taken at each row of its path) becomes tasks, and the rest of
     // those again, wave after wave. The decisions stay the CPU's, ties included, every
     // vector unflagged; at 16QAM each is also checked against exhaustive ML. 1 spreads a
-    // search right after its first leaf. The last two spread through the drain rule
-    // alone.
-    const std::pair<const char*, const char*> settings[] = { { "1", "65536" },
-                                                             { "8", "65536" },
-                                                             { "40", "65536" },
-                                                             { "65536", "1" },
-                                                             { "65536", "8" } };
-    for (const auto& [split_nodes, drain_nodes] : settings) {
+    // search right after its first leaf. Two spread through the drain rule alone. The
+    // last two start from a bound of two rows (psd_start_rows, both backends): their
+    // searches spread before their first leaf inside it too, and a vector's tasks then
+    // start without a leaf (-1: the default rows).
+    struct setting {
+        const char *split_nodes, *drain_nodes;
+        int start_rows;
+    };
+    const setting settings[] = { { "1", "65536", -1 },  { "8", "65536", -1 },
+                                 { "40", "65536", -1 }, { "65536", "1", -1 },
+                                 { "65536", "8", -1 },  { "1", "65536", 2 },
+                                 { "65536", "8", 2 } };
+    for (const auto& [split_nodes, drain_nodes, start_rows] : settings) {
         const env_override spread("MIMODET_PSD_SE_SPLIT", split_nodes);
         const env_override drain("MIMODET_PSD_SE_DRAIN", drain_nodes);
         const char* split =
@@ -804,11 +811,13 @@ TEST(gpu_psd, depth_first_rest_of_every_spread_search_decides_as_ml)
                                     se_shape{ 8, modulation::qpsk, 0.0, 20.0, 30 } }) {
             const auto b = sh.batch(6, 1700);
             se_result r;
-            detect_se(*sh.psd("cuda"), *sh.psd("cpu"), b, r);
+            detect_se(*sh.psd("cuda", start_rows), *sh.psd("cpu", start_rows), b, r);
             const size_t n_vec = r.sg.size();
             const std::string what = std::string("split ") + split_nodes + ", drain " +
-                                     drain_nodes + ", " + std::to_string(sh.nt) + "x" +
-                                     std::to_string(sh.nt) + " " + to_string(sh.mod);
+                                     drain_nodes + ", start rows " +
+                                     std::to_string(start_rows) + ", " +
+                                     std::to_string(sh.nt) + "x" + std::to_string(sh.nt) +
+                                     " " + to_string(sh.mod);
             ASSERT_EQ(r.g, r.c) << what;
             size_t spread = 0;
             for (size_t v = 0; v < n_vec; ++v) {

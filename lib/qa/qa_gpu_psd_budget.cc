@@ -44,7 +44,7 @@ detector::sptr make_psd(const qa::batch& b,
     c.psd_node_budget = budget;
     c.psd_lvl = p.lvl;
     c.psd_exp = p.exp;
-    return qa::make("psd", b.n_tx, b.n_rx, b.mod, c);
+    return qa::make_counts_as_cuda("psd", b.n_tx, b.n_rx, b.mod, c);
 }
 
 //! The evaluated count at fraction f of the exact search's distribution.

@@ -78,7 +78,7 @@ detector::sptr make_psd(const qa::batch& b,
     c.sorted_qr = g_depth_first && sorted_qr == -1 ? 0 : sorted_qr;
     c.psd_lvl = g.lvl;
     c.psd_exp = g.exp;
-    return qa::make("psd", b.n_tx, b.n_rx, b.mod, c);
+    return qa::make_counts_as_cuda("psd", b.n_tx, b.n_rx, b.mod, c);
 }
 
 using qa::run_with_stats;

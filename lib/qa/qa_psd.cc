@@ -218,30 +218,48 @@ INSTANTIATE_TEST_SUITE_P(configs,
                                            std::make_tuple(4, modulation::qpsk),
                                            std::make_tuple(4, modulation::qam16)));
 
+namespace {
+
+//! A CPU kernel's bits and counters of matrix m's vectors of b.
+void detect_matrix(core::cpu_kernel& kernel,
+                   const qa::batch& b,
+                   int m,
+                   std::vector<uint8_t>& bits,
+                   std::vector<vector_stats>& stats)
+{
+    const int nt = b.n_tx, nr = b.n_rx;
+    core::MatC H(nr, nt);
+    for (int r = 0; r < nr; ++r)
+        for (int c = 0; c < nt; ++c)
+            H(r, c) = core::cd(b.H[(static_cast<size_t>(m) * nr + r) * nt + c]);
+    std::vector<core::cd> y(static_cast<size_t>(b.n_sym) * nr);
+    for (size_t i = 0; i < y.size(); ++i)
+        y[i] = core::cd(b.y[static_cast<size_t>(m) * b.n_sym * nr + i]);
+    bits.assign(static_cast<size_t>(b.n_sym) * nt * static_cast<int>(b.mod), 0);
+    stats.assign(b.n_sym, vector_stats{});
+    kernel.detect(H, y.data(), b.n_sym, 1.0, bits.data(), nullptr, stats.data());
+}
+
+} // namespace
+
 TEST(psd, depth_first_path_matches_generic_algorithm)
 {
-    // The specialised depth-first path must visit exactly what Algorithm 3 visits.
+    // The specialised depth-first path must visit exactly what Algorithm 3 visits (both
+    // from an infinite radius: no starting bound).
     for (auto mod : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
         detector_config cfg = psd_config(core::psd_cpu_tuned(4), mod == modulation::qam16);
         cfg.n_tx = 4;
         cfg.n_rx = 4;
         cfg.mod = mod;
+        cfg.psd_start_rows = 0;
         auto fast = core::make_psd_kernel(cfg, false);
         auto generic = core::make_psd_kernel(cfg, true);
         const auto b = qa::make_batch(4, 4, mod, 200, 3, 0, 30, 77);
-        const int nb = 4 * static_cast<int>(mod);
+        std::vector<uint8_t> bf, bg;
+        std::vector<vector_stats> sf, sg;
         for (int m = 0; m < b.n_mat; ++m) {
-            core::MatC H(4, 4);
-            for (int r = 0; r < 4; ++r)
-                for (int c = 0; c < 4; ++c)
-                    H(r, c) = core::cd(b.H[(m * 4 + r) * 4 + c]);
-            std::vector<core::cd> y(b.n_sym * 4);
-            for (size_t i = 0; i < y.size(); ++i)
-                y[i] = core::cd(b.y[m * b.n_sym * 4 + i]);
-            std::vector<uint8_t> bf(b.n_sym * nb), bg(b.n_sym * nb);
-            std::vector<vector_stats> sf(b.n_sym), sg(b.n_sym);
-            fast->detect(H, y.data(), b.n_sym, 1.0, bf.data(), nullptr, sf.data());
-            generic->detect(H, y.data(), b.n_sym, 1.0, bg.data(), nullptr, sg.data());
+            detect_matrix(*fast, b, m, bf, sf);
+            detect_matrix(*generic, b, m, bg, sg);
             ASSERT_EQ(bf, bg) << to_string(mod) << " matrix " << m;
             for (int s = 0; s < b.n_sym; ++s) {
                 ASSERT_EQ(sf[s].expanded, sg[s].expanded) << to_string(mod) << " matrix " << m;
@@ -267,17 +285,18 @@ struct se_instance {
 //! The search of psd_se.h run to its end, as the CPU PSD runs it (running sums) or as the
 //! GPU's kernels do (no running sums, the row index a compile-time constant; NMAX 8).
 template <int NMAX, bool gpu_path>
-core::psd_se_state<NMAX> se_search(const se_instance& in)
+core::psd_se_state<NMAX> se_search(const se_instance& in,
+                                   double bound = core::psd_se_inf())
 {
     const core::psd_se_problem pb = in.problem();
     core::psd_se_state<NMAX> st;
     if constexpr (gpu_path) {
-        core::psd_se_begin<NMAX, true>(pb, st, in.N, nullptr, 0.0, core::psd_se_inf());
+        core::psd_se_begin<NMAX, true>(pb, st, in.N, nullptr, 0.0, bound);
         while (core::psd_se_step<NMAX, true>(pb, st)) {
         }
     } else {
         core::psd_se_partials<NMAX> ps;
-        core::psd_se_begin(pb, st, in.N, nullptr, 0.0, core::psd_se_inf(), ps);
+        core::psd_se_begin(pb, st, in.N, nullptr, 0.0, bound, ps);
         while (core::psd_se_step(pb, st, ps)) {
         }
     }
@@ -331,6 +350,65 @@ double se_leaf_metric(const se_instance& in, const uint8_t* s)
     return pm;
 }
 
+//! An 8-level problem for modulation mod (P and the sorted levels set).
+se_instance se_problem_of(modulation mod)
+{
+    const constellation& c = constellation::get(mod);
+    se_instance in;
+    in.N = 8;
+    in.P = c.pam_order();
+    in.value = c.pam_levels();
+    std::sort(in.value.begin(), in.value.end());
+    return in;
+}
+
+/*!
+ * Draws R (diagonals diag + |gauss|), a random transmitted vector and z = R s + noise
+ * (noise_scale times the constellation's scale) into in, then spoils one random row as
+ * t % 5 says: 1 R_kk = 0, 2 R_kk denormal (weight +inf), 3 z far outside the
+ * constellation, 4 R_kk NaN; 0 none. Returns t % 5.
+ */
+int se_draw(se_instance& in,
+            std::mt19937_64& rng,
+            const constellation& c,
+            int t,
+            double diag,
+            double noise_scale)
+{
+    std::normal_distribution<double> gauss;
+    const int N = in.N, P = in.P;
+    std::uniform_int_distribution<int> level(0, P - 1), row(0, N - 1);
+    in.R.assign(N * N, 0.0);
+    in.z.assign(N, 0.0);
+    for (int k = 0; k < N; ++k) {
+        in.R[k * N + k] = diag + std::abs(gauss(rng));
+        for (int j = k + 1; j < N; ++j)
+            in.R[k * N + j] = gauss(rng);
+    }
+    const int special = t % 5, at = row(rng);
+    if (special == 1)
+        in.R[at * N + at] = 0.0;
+    else if (special == 2)
+        in.R[at * N + at] = 1e-310;
+    else if (special == 4)
+        in.R[at * N + at] = std::numeric_limits<double>::quiet_NaN();
+    std::vector<int> s(N);
+    for (auto& v : s)
+        v = level(rng);
+    for (int k = 0; k < N; ++k) {
+        double acc = noise_scale * c.scale() * gauss(rng);
+        for (int j = k; j < N; ++j)
+            acc += in.R[k * N + j] * in.value[s[j]];
+        in.z[k] = acc;
+    }
+    if (special == 3)
+        in.z[at] = (t % 2 ? 1e8 : -1e8);
+    in.w.resize(N);
+    for (int k = 0; k < N; ++k)
+        in.w[k] = core::psd_se_weight(in.R[k * N + k], 1.0 / c.scale());
+    return special;
+}
+
 } // namespace
 
 TEST(psd_se, depth_first_search_equals_exhaustive_ml)
@@ -344,48 +422,14 @@ TEST(psd_se, depth_first_search_equals_exhaustive_ml)
     // search's leaf where no other has that metric), and the CPU's and the GPU's ways of
     // running the search agree on the leaf and the node counts.
     std::mt19937_64 rng(2026);
-    std::normal_distribution<double> gauss;
     for (const auto mod : { modulation::qam16, modulation::qam64 }) {
         const constellation& c = constellation::get(mod);
-        se_instance in;
-        in.N = 8;
-        in.P = c.pam_order();
-        in.value = c.pam_levels();
-        std::sort(in.value.begin(), in.value.end());
-        const int N = in.N, P = in.P;
+        se_instance in = se_problem_of(mod);
+        const int N = in.N;
         const int instances = mod == modulation::qam16 ? 400 : 10;
-        std::uniform_int_distribution<int> level(0, P - 1), row(0, N - 1);
         for (int t = 0; t < instances; ++t) {
             SCOPED_TRACE(to_string(mod) + " instance " + std::to_string(t));
-            in.R.assign(N * N, 0.0);
-            in.z.assign(N, 0.0);
-            for (int k = 0; k < N; ++k) {
-                in.R[k * N + k] = 0.3 + std::abs(gauss(rng));
-                for (int j = k + 1; j < N; ++j)
-                    in.R[k * N + j] = gauss(rng);
-            }
-            const int special = t % 5, at = row(rng);
-            if (special == 1)
-                in.R[at * N + at] = 0.0;
-            else if (special == 2)
-                in.R[at * N + at] = 1e-310;
-            else if (special == 4)
-                in.R[at * N + at] = std::numeric_limits<double>::quiet_NaN();
-            std::vector<int> s(N);
-            for (auto& v : s)
-                v = level(rng);
-            for (int k = 0; k < N; ++k) {
-                double acc = c.scale() * gauss(rng);
-                for (int j = k; j < N; ++j)
-                    acc += in.R[k * N + j] * in.value[s[j]];
-                in.z[k] = acc;
-            }
-            if (special == 3)
-                in.z[at] = (t % 2 ? 1e8 : -1e8);
-            in.w.resize(N);
-            for (int k = 0; k < N; ++k)
-                in.w[k] = core::psd_se_weight(in.R[k * N + k], 1.0 / c.scale());
-
+            const int special = se_draw(in, rng, c, t, 0.3, 1.0);
             se_exhaustive ml;
             std::vector<uint8_t> sym(N, 0);
             se_enumerate(in, N - 1, 0.0, sym, ml);
@@ -409,6 +453,154 @@ TEST(psd_se, depth_first_search_equals_exhaustive_ml)
                 EXPECT_TRUE(std::equal(cpu.best, cpu.best + N, gpu.best));
         }
     }
+}
+
+TEST(psd_se, starting_bound_keeps_the_unbounded_decision)
+{
+    // psd_se_start_bound with 1..3 rows on 4x4 16QAM and 64QAM problems, plain and with
+    // the degenerate rows of the test above (R_kk = 0 makes leaves tie: the bounded
+    // search must still pick the unbounded one's leaf among them). The bound is its
+    // leaf's metric with the search's arithmetic, at least the least metric; the bounded
+    // search finds the same leaf with the same metric, expanding no more nodes, and the
+    // CPU's and the GPU's ways of running it agree.
+    std::mt19937_64 rng(31);
+    for (const auto mod : { modulation::qam16, modulation::qam64 }) {
+        const constellation& c = constellation::get(mod);
+        se_instance in = se_problem_of(mod);
+        const int N = in.N, P = in.P;
+        int cut = 0;
+        for (int t = 0; t < 300; ++t) {
+            SCOPED_TRACE(to_string(mod) + " instance " + std::to_string(t));
+            // Small diagonals now and then and a noise of 3 scales: long searches, where
+            // the bound cuts most.
+            const int special = se_draw(in, rng, c, t, t % 3 == 0 ? 0.02 : 0.3, 3.0);
+            const auto plain = se_search<core::psd_se_max_n, false>(in);
+            for (int rows = 1; rows <= 3; ++rows) {
+                SCOPED_TRACE("rows " + std::to_string(rows));
+                uint8_t leaf[8] = {};
+                uint32_t evaluated = 0;
+                const double bound =
+                    core::psd_se_start_bound<8>(in.problem(), rows, leaf, evaluated);
+                uint8_t leaf_gpu[8] = {};
+                uint32_t evaluated_gpu = 0;
+                const double bound_gpu = core::psd_se_start_bound<8, true>(
+                    in.problem(), rows, leaf_gpu, evaluated_gpu);
+                EXPECT_EQ(evaluated, evaluated_gpu);
+                if (bound < core::psd_se_inf()) {
+                    EXPECT_EQ(bound, bound_gpu);
+                    EXPECT_TRUE(std::equal(leaf, leaf + N, leaf_gpu));
+                } else {
+                    EXPECT_FALSE(bound_gpu < core::psd_se_inf());
+                }
+                int paths = 1;
+                for (int i = 0; i < rows; ++i)
+                    paths *= P;
+                EXPECT_GE(evaluated, static_cast<uint32_t>(paths * (N - rows)));
+                if (special == 4) {
+                    EXPECT_FALSE(bound < core::psd_se_inf());
+                } else {
+                    EXPECT_EQ(bound, se_leaf_metric(in, leaf));
+                    EXPECT_GE(bound, plain.d2);
+                }
+                const auto cpu = se_search<core::psd_se_max_n, false>(in, bound);
+                const auto gpu = se_search<8, true>(in, bound);
+                EXPECT_EQ(cpu.d2, plain.d2);
+                if (plain.d2 < core::psd_se_inf())
+                    EXPECT_TRUE(std::equal(plain.best, plain.best + N, cpu.best));
+                EXPECT_LE(cpu.expanded, plain.expanded);
+                cut += cpu.expanded < plain.expanded;
+                EXPECT_EQ(cpu.d2, gpu.d2);
+                EXPECT_EQ(cpu.expanded, gpu.expanded);
+                EXPECT_EQ(cpu.evaluated, gpu.evaluated);
+                if (cpu.d2 < core::psd_se_inf())
+                    EXPECT_TRUE(std::equal(cpu.best, cpu.best + N, gpu.best));
+            }
+        }
+        // The bound must prune somewhere, or the test shows nothing.
+        EXPECT_GT(cut, 100) << to_string(mod);
+    }
+}
+
+TEST(psd, starting_bound_keeps_decisions_and_cuts_nodes)
+{
+    // The CPU PSD (depth-first set) with starting bounds of 0..3 rows on the same
+    // vectors, 4x4 and 2x2, 0-30 dB: the same bits as with none, never more expanded
+    // nodes, and fewer in total.
+    for (int n_tx : { 2, 4 })
+        for (auto mod : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
+            SCOPED_TRACE(std::to_string(n_tx) + "x" + std::to_string(n_tx) + " " +
+                         to_string(mod));
+            detector_config cfg = psd_config(core::psd_cpu_tuned(n_tx), true);
+            cfg.n_tx = n_tx;
+            cfg.n_rx = n_tx;
+            cfg.mod = mod;
+            const auto b = qa::make_batch(n_tx, n_tx, mod, 300, 2, 0, 30, 41);
+            cfg.psd_start_rows = 0;
+            auto plain = core::make_psd_kernel(cfg, false);
+            uint64_t plain_expanded = 0;
+            std::vector<std::vector<uint8_t>> plain_bits(b.n_mat);
+            std::vector<std::vector<vector_stats>> plain_stats(b.n_mat);
+            for (int m = 0; m < b.n_mat; ++m) {
+                detect_matrix(*plain, b, m, plain_bits[m], plain_stats[m]);
+                for (const auto& st : plain_stats[m])
+                    plain_expanded += st.expanded;
+            }
+            for (int rows = 1; rows <= 3; ++rows) {
+                cfg.psd_start_rows = rows;
+                auto bounded = core::make_psd_kernel(cfg, false);
+                uint64_t expanded = 0;
+                std::vector<uint8_t> bits;
+                std::vector<vector_stats> st;
+                for (int m = 0; m < b.n_mat; ++m) {
+                    detect_matrix(*bounded, b, m, bits, st);
+                    ASSERT_EQ(bits, plain_bits[m]) << "rows " << rows << " matrix " << m;
+                    for (int s = 0; s < b.n_sym; ++s) {
+                        ASSERT_LE(st[s].expanded, plain_stats[m][s].expanded);
+                        expanded += st[s].expanded;
+                    }
+                }
+                EXPECT_LT(expanded, plain_expanded) << "rows " << rows;
+            }
+        }
+}
+
+TEST(psd, starting_bound_rows_per_backend)
+{
+    // Defaults (-1): CUDA at 4x4 QPSK, nowhere on the CPU.
+    EXPECT_EQ(core::psd_start_rows(-1, 4, 2, true), 3);
+    EXPECT_EQ(core::psd_start_rows(-1, 8, 2, true), 0);
+    EXPECT_EQ(core::psd_start_rows(-1, 2, 2, true), 0);
+    for (int omega : { 4, 8 })
+        EXPECT_EQ(core::psd_start_rows(-1, 4, omega, true), 0);
+    for (int omega : { 2, 4, 8 })
+        EXPECT_EQ(core::psd_start_rows(-1, 4, omega, false), 0);
+    // A value applies to both, within N rows and psd_se_max_start_paths paths.
+    EXPECT_EQ(core::psd_start_rows(8, 1, 2, false), 2); // N = 2
+    EXPECT_EQ(core::psd_start_rows(8, 4, 2, true), 8);  // 256 paths
+    EXPECT_EQ(core::psd_start_rows(8, 4, 4, false), 4); // 256 paths
+    EXPECT_EQ(core::psd_start_rows(8, 4, 8, true), 3);  // 512 paths
+    EXPECT_EQ(core::psd_start_rows(0, 4, 2, true), 0);
+    // Outside -1..8: a message naming the parameter, also through the detector.
+    for (int bad : { -2, 9 }) {
+        EXPECT_THROW(core::psd_start_rows(bad, 4, 2, true), std::invalid_argument);
+        detector_config cfg;
+        cfg.algorithm = "psd";
+        cfg.psd_start_rows = bad;
+        try {
+            detector::make(cfg);
+            ADD_FAILURE() << bad << " accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("psd_start_rows"), std::string::npos)
+                << e.what();
+        }
+    }
+    // Other algorithms take only the default.
+    detector_config fsd;
+    fsd.algorithm = "fsd";
+    fsd.psd_start_rows = 2;
+    EXPECT_THROW(detector::make(fsd), std::invalid_argument);
+    fsd.psd_start_rows = -1;
+    EXPECT_NO_THROW(detector::make(fsd));
 }
 
 TEST(psd, more_receive_than_transmit_antennas)

@@ -27,6 +27,7 @@ _PARAMS = {
     "device": "device",
     "deadline_us": "psd_deadline_us",
     "budget": "psd_node_budget",
+    "start_rows": "psd_start_rows",
 }
 
 # What each keyword takes, for a TypeError that names the parameter instead of
@@ -43,6 +44,7 @@ _KINDS = {
     "device": "int",
     "deadline_us": "float",
     "budget": "int",
+    "start_rows": "int",
 }
 
 _PSD_RULES = (
@@ -118,6 +120,10 @@ def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params)
                  realistic inputs almost never reach, docs/RELIABILITY.md; 0:
                  none, the unbounded exact search); a vector that reaches it ends
                  with its best decision so far, flagged 'truncated'
+      start_rows PSD depth-first search: rows whose every combination, with
+                 successive interference cancellation below, gives the search a
+                 starting bound; the same decisions, other node counts and speed
+                 (-1, the default: the backend's own; 0: none; else 1..8)
     LLRs are finite, saturated at +-1e10; the 'flags' stats of detect_bits and
     detect_llr(..., return_stats=True) mark a rank-deficient or zero H (1) and a
     saturated LLR (2), docs/CONVENTIONS.md.

@@ -108,17 +108,29 @@ struct MIMODET_API detector_config {
 
     //! PSD node budget: the most path metrics (vector_stats::evaluated) one vector's
     //! search may compute. A vector that reaches it ends with the best leaf found so far
-    //! (every search finds its first leaf, the SIC point, within 2 n_tx levels), flagged
-    //! in vector_stats::truncated where candidates inside the sphere were left, as with
-    //! the deadline; unflagged vectors are exact ML. It bounds the work of a vector far
-    //! outside the constellation or on a near-singular channel, whose exact search can
-    //! take 10^6-10^9 path metrics. -1 (the default): a budget per configuration that
-    //! realistic inputs almost never reach and that ends a vector within a few
-    //! milliseconds (docs/RELIABILITY.md); 0: none, the unbounded exact search; else the
-    //! count (at most 4e9). A search spread over the GPU counts its subtrees' metrics
-    //! together, so where the budget ends a search the CPU's and the GPU's best leaf may
-    //! differ (both flagged). Other algorithms refuse a value other than -1 and 0.
+    //! (every search finds its first leaf, the SIC point, within 2 n_tx levels, or starts
+    //! with psd_start_rows' leaf), flagged in vector_stats::truncated where candidates
+    //! inside the sphere were left, as with the deadline; unflagged vectors are exact ML.
+    //! It bounds the work of a vector far outside the constellation or on a near-singular
+    //! channel, whose exact search can take 10^6-10^9 path metrics. -1 (the default): a
+    //! budget per configuration that realistic inputs almost never reach and that ends a
+    //! vector within a few milliseconds (docs/RELIABILITY.md); 0: none, the unbounded
+    //! exact search; else the count (at most 4e9). A search spread over the GPU counts
+    //! its subtrees' metrics together, so where the budget ends a search the CPU's and
+    //! the GPU's best leaf may differ (both flagged). Other algorithms refuse a value
+    //! other than -1 and 0.
     int64_t psd_node_budget = -1;
+
+    //! PSD depth-first search (the default parameter set): rows whose every combination,
+    //! with successive interference cancellation below, gives the search a starting
+    //! bound (the best of those leaves' metrics, a fixed-complexity sphere decoder's
+    //! candidates). It prunes only nodes above a leaf the search reaches anyway, so the
+    //! decisions are those without it, ties included; it changes the node counts and the
+    //! speed. -1 (the default): the backend's own (CUDA: 3 at 4x4 QPSK, else 0; CPU: 0;
+    //! docs/PERFORMANCE.md), 0: none (an infinite starting radius), else
+    //! 1..8 rows (fewer where they would pass 2 n_tx rows or 512 paths). Other
+    //! algorithms refuse a value other than -1.
+    int psd_start_rows = -1;
 };
 
 //! Magnitude given to an LLR whose counter-hypothesis a list detector did not find,

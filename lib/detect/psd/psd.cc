@@ -9,9 +9,9 @@
 //
 // The search runs on the real-valued model (Eq. 3) after a Householder QR of the real
 // channel (the paper's plain QR, Eq. 6), or a sorted QR with cfg.sorted_qr = 1 (the
-// column permutation is undone on the result). Levels lvl_1..lvl_nr hold buffers of eval_x
-// partial vectors; Expand and Evaluate takes exp_(x-1) partial vectors of the level
-// above (from its offset on), appends every combination of the skipped levels and
+// column permutation is undone on the result). Levels lvl_1..lvl_nr hold buffers of
+// eval_x partial vectors; Expand and Evaluate takes exp_(x-1) partial vectors of the
+// level above (from its offset on), appends every combination of the skipped levels and
 // computes the path metrics from the parents' stored metrics. Intermediate buffers are
 // sorted, the leaf buffer is searched for its minimum (radius update), and a level is
 // left as soon as the next sorted candidate's metric is >= d^2: every vector not visited
@@ -28,14 +28,15 @@
 // vectors of the call (also once at the start of each vector). A vector whose search is
 // running when the deadline is seen to pass stops there: with an incumbent leaf it
 // outputs that leaf, flagged (vector_stats::truncated) only when candidates inside the
-// sphere were left, so unflagged vectors are exact ML; without one yet it takes the
-// fallback below. Every vector that starts after that skips the search and takes the
-// fallback: the SIC (Babai) point of the same QR and ordering (psd_sic in
-// psd_common.h, the code the CUDA PSD runs too), always flagged. Its counters: a vector
-// that starts after expiry has expanded = 0 and evaluated = N (one partial metric per
-// real level); one interrupted before its first leaf keeps the search's counters and
-// adds N evaluated. Without a deadline no clock is read and the search is the exact
-// one, bit for bit.
+// sphere were left, so unflagged vectors are exact ML; without one yet it outputs the
+// starting bound's leaf (psd_se_start_bound, depth-first search), flagged, or, without
+// that either, takes the fallback below. Every vector that starts after that skips the
+// search and takes the fallback: the SIC (Babai) point of the same QR and ordering
+// (psd_sic in psd_common.h, the code the CUDA PSD runs too), always flagged. Its
+// counters: a vector that starts after expiry has expanded = 0 and evaluated = N (one
+// partial metric per real level); one interrupted before its first leaf keeps the
+// search's counters and adds N evaluated. Without a deadline no clock is read and the
+// search is the exact one, bit for bit.
 //
 // Node budget (cfg.psd_node_budget, psd_node_budget()): a vector whose search has
 // computed that many path metrics stops as at the deadline (its best leaf, flagged where
@@ -78,19 +79,15 @@ class psd_kernel : public cpu_kernel
 {
 public:
     psd_kernel(const detector_config& cfg, const psd_params& params, bool depth_first)
-        : d_nt(cfg.n_tx),
-          d_N(2 * cfg.n_tx),
-          d_c(constellation::get(cfg.mod)),
-          d_q(d_c.bits_per_symbol()),
-          d_P(d_c.pam_order()),
-          d_inv_scale(1.0 / d_c.scale()),
-          d_params(params),
-          d_depth_first(depth_first),
+        : d_nt(cfg.n_tx), d_N(2 * cfg.n_tx), d_c(constellation::get(cfg.mod)),
+          d_q(d_c.bits_per_symbol()), d_P(d_c.pam_order()),
+          d_inv_scale(1.0 / d_c.scale()), d_params(params), d_depth_first(depth_first),
           d_sorted_qr(psd_uses_sorted_qr(cfg.sorted_qr, params)),
           d_nr(static_cast<int>(params.lvl.size()) - 1),
           d_budget(std::chrono::nanoseconds(psd_deadline_ns(cfg.psd_deadline_us))),
           d_has_deadline(d_budget.count() > 0),
-          d_node_budget(psd_node_budget(cfg.psd_node_budget, cfg.n_tx, d_P))
+          d_node_budget(psd_node_budget(cfg.psd_node_budget, cfg.n_tx, d_P)),
+          d_start_rows(psd_start_rows(cfg.psd_start_rows, cfg.n_tx, d_P, false))
     {
         // A kernel used without begin_call (tests of the kernel alone) counts from here.
         begin_call(steady::now());
@@ -416,7 +413,11 @@ private:
         const bool checks = d_node_budget != 0 || d_has_deadline || d_stop;
         const psd_se_problem pb = se_problem();
         se_state& st = d_se;
-        psd_se_begin(pb, st, d_N, nullptr, 0.0, psd_se_inf(), d_partials);
+        uint32_t start_evaluated = 0;
+        const double bound =
+            psd_se_start_bound<psd_se_max_n>(pb, d_start_rows, st.best, start_evaluated);
+        psd_se_begin(pb, st, d_N, nullptr, 0.0, bound, d_partials);
+        st.evaluated += start_evaluated;
         for (;;) {
             // k > 0: rows k..N-1 are being enumerated (k = 0 takes a leaf next).
             if (st.k > 0 && checks) {
@@ -424,10 +425,11 @@ private:
                     out_of_time(stats.evaluated + st.evaluated)) {
                     stats.expanded += st.expanded;
                     stats.evaluated += st.evaluated;
-                    if (!(st.d2 < psd_se_inf())) {
-                        sic_fallback(stats); // no leaf yet
+                    if (!(st.d2 < psd_se_inf() || st.bound < psd_se_inf())) {
+                        sic_fallback(stats); // no leaf yet, no starting bound
                         return;
                     }
+                    // st.best: the best leaf, or before the first the starting bound's.
                     stats.truncated = psd_se_work_left(pb, st) ? 1 : 0;
                     copy_best(st.best);
                     return;
@@ -476,6 +478,7 @@ private:
     steady::time_point d_deadline;
     bool d_expired = false;
     const uint32_t d_node_budget; //!< 0: none
+    const int d_start_rows;       //!< psd_se_start_bound's rows (depth-first search)
     const std::function<bool()>* d_stop = nullptr;
     uint64_t d_work_done = 0;  //!< path metrics of the finished vectors of this call
     uint64_t d_next_check = 0; //!< read the clock when the call's metrics reach this

@@ -6,6 +6,8 @@
  */
 
 #include "detect/psd/psd_params.h"
+#include "detect/psd/psd_se.h"
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -253,6 +255,22 @@ bool psd_is_depth_first(const psd_params& p)
         if (e != 1)
             return false;
     return true;
+}
+
+int psd_start_rows(int requested, int n_tx, int omega, bool gpu)
+{
+    if (requested < -1 || requested > psd_max_start_rows)
+        throw std::invalid_argument(
+            "mimodet: psd_start_rows must be -1 (the backend's default) or 0.." +
+            std::to_string(psd_max_start_rows) + ", got " + std::to_string(requested));
+    const int N = 2 * n_tx;
+    int log2P = 0;
+    while ((1 << log2P) < omega)
+        ++log2P;
+    int rows = std::min(requested >= 0 ? requested : psd_se_start_rows(N, log2P, gpu), N);
+    while (rows > 0 && (1 << (log2P * rows)) > psd_se_max_start_paths)
+        --rows;
+    return rows;
 }
 
 psd_params psd_resolve(const std::vector<int>& lvl,

@@ -95,6 +95,16 @@ bool psd_uses_sorted_qr(int sorted_qr, const psd_params& p);
 //! psd_gpu_presets()' set measured faster on an H100 (4x4 16QAM).
 psd_params psd_gpu_default(int n_tx, int omega);
 
+//! Largest detector_config::psd_start_rows accepted.
+constexpr int psd_max_start_rows = 8;
+
+//! detector_config::psd_start_rows resolved for n_tx antennas and |Omega| = omega on the
+//! CUDA backend (gpu) or the CPU: the rows of the depth-first search's starting bound
+//! (psd_se_start_bound). -1: psd_se_start_rows; at most N = 2 n_tx rows and
+//! psd_se_max_start_paths paths. Throws std::invalid_argument outside
+//! -1..psd_max_start_rows. The one definition for the CPU and the CUDA PSD.
+int psd_start_rows(int requested, int n_tx, int omega, bool gpu);
+
 //! User parameters (both empty: psd_cpu_tuned, or psd_gpu_default for the CUDA backend)
 //! validated; throws std::invalid_argument.
 psd_params psd_resolve(const std::vector<int>& lvl,

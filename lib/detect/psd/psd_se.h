@@ -341,6 +341,104 @@ psd_se_step(const psd_se_problem& pb, psd_se_state<NMAX>& st, Partials&& ps = Pa
     return st.k < st.top;
 }
 
+/*!
+ * Rows whose every combination psd_se_start_bound takes by default, for N real levels of
+ * P = 2^log2P levels on the CUDA backend (gpu) or the CPU (0: none, the search starts
+ * with an infinite radius). Measured (docs/PERFORMANCE.md): on the H100 three rows make
+ * 4x4 QPSK 20 % faster; elsewhere, and on the CPU, the bound costs about what it prunes,
+ * or more.
+ */
+MIMODET_HD constexpr int psd_se_start_rows(int N, int log2P, bool gpu)
+{
+    return gpu && log2P == 1 && N == 8 ? 3 : 0;
+}
+
+//! Most paths psd_se_start_bound may take (P^rows).
+constexpr int psd_se_max_start_paths = 512;
+
+/*!
+ * A starting bound for the search of the whole tree: the least metric among the P^rows
+ * leaves that take each combination of rows N-1..N-rows and, below, each row's nearest
+ * level (the search's first child: successive interference cancellation), a
+ * fixed-complexity sphere decoder's candidates. Every metric is computed with the
+ * search's operations in its order, so it equals the metric the search gives that leaf,
+ * and the bound (psd_se_begin's, children above it pruned) prunes only nodes above a
+ * leaf the search reaches anyway: the decision is the unbounded search's, ties included.
+ * The leaf of least metric goes to best; the metrics it computed are added to evaluated.
+ * +inf where no metric is a number (non-finite inputs) or rows is 0. 0 <= rows <= N.
+ * unrolled: loops to NMAX with guards, for constant indices (GPU), the same operations.
+ */
+template <int NMAX, bool unrolled = false>
+MIMODET_HD inline double psd_se_start_bound(const psd_se_problem& pb,
+                                            int rows,
+                                            uint8_t (&best)[NMAX],
+                                            uint32_t& evaluated)
+{
+    const int N = pb.N, P = pb.P;
+    int paths = rows > 0 ? 1 : 0;
+    for (int i = 0; i < rows; ++i)
+        paths *= P;
+    const double half_p = 0.5 * P;
+    double bound = psd_se_inf();
+    for (int c = 0; c < paths; ++c) {
+        uint8_t sym[NMAX];
+        double val[NMAX]; // the PAM level of each row fixed so far
+        double pm = 0.0;
+        int digits = c;
+        // Row k of the path: its level (the path's digit, or the nearest), its metric.
+        const auto row = [&](int k, double b) {
+            int idx;
+            if (k >= N - rows) {
+                idx = digits % P;
+                digits /= P;
+            } else {
+                // psd_se_start_level's nearest level (its first child).
+                double pos = rn_add(rn_mul(b, pb.wk(k)), half_p);
+                if (!(pos == pos))
+                    pos = half_p;
+                pos = pos < -1.0 ? -1.0 : (pos > P + 1.0 ? P + 1.0 : pos);
+                idx = static_cast<int>(pos);
+                idx = idx < 0 ? 0 : (idx > P - 1 ? P - 1 : idx);
+            }
+            sym[k] = static_cast<uint8_t>(idx);
+            val[k] = pb.value[idx];
+            const double e = rn_sub(b, rn_mul(pb.r(k, k), val[k]));
+            pm = rn_add(pm, rn_mul(e, e));
+        };
+        // The interference subtracted from the top row down, as psd_se_interference.
+        if constexpr (unrolled) {
+            for (int k = NMAX - 1; k >= 0; --k) {
+                if (k >= N)
+                    continue;
+                double b = pb.zk(k);
+                for (int j = NMAX - 1; j > k; --j)
+                    if (j < N)
+                        b = rn_sub(b, rn_mul(pb.r(k, j), val[j]));
+                row(k, b);
+            }
+        } else {
+            for (int k = N - 1; k >= 0; --k) {
+                double b = pb.zk(k);
+                for (int j = N - 1; j > k; --j)
+                    b = rn_sub(b, rn_mul(pb.r(k, j), val[j]));
+                row(k, b);
+            }
+        }
+        if (pm < bound) {
+            bound = pm;
+            for (int j = 0; j < NMAX && j < N; ++j)
+                best[j] = sym[j];
+        }
+    }
+    // One metric per row of every path, less those the paths share above.
+    uint32_t metrics = 0;
+    for (int i = 1, level = P; i <= rows; ++i, level *= P)
+        metrics += static_cast<uint32_t>(level);
+    metrics += static_cast<uint32_t>(paths) * static_cast<uint32_t>(N - rows);
+    evaluated += metrics;
+    return bound;
+}
+
 //! Whether a stopped search left candidates inside the sphere (the truncated flag).
 template <int NMAX>
 MIMODET_HD inline bool psd_se_work_left(const psd_se_problem& pb, const psd_se_state<NMAX>& st)

@@ -339,7 +339,13 @@ PYBIND11_MODULE(mimodet_python, m)
                        &detector_config::psd_node_budget,
                        "PSD path metrics one vector's search may compute; -1: the "
                        "configuration's default, 0: none (the unbounded exact search). "
-                       "Vectors cut short are flagged 'truncated'.");
+                       "Vectors cut short are flagged 'truncated'.")
+        .def_readwrite("psd_start_rows",
+                       &detector_config::psd_start_rows,
+                       "PSD depth-first search: rows whose every combination, with "
+                       "successive interference cancellation below, gives its starting "
+                       "bound (the same decisions, other node counts); -1: the "
+                       "backend's default, 0: none, else 1..8.");
 
     py::class_<detector, std::shared_ptr<detector>>(
         m,
