@@ -151,24 +151,13 @@ constexpr int k_se_max_waves = psd_se_max_n;
 constexpr int k_se_words = w_wave0 + 2 * (k_se_max_waves + 1);
 
 /*!
- * Each thread's copy of its matrix's R in shared memory, interleaved by thread (element e
- * of thread t at [e k_se_threads + t]): the search reads a row of R per node, one
- * dependent access after another, so their latency is the search's. NMAX = 16 would not
- * fit: that instantiation reads R from global memory.
- */
-template <int NMAX>
-struct se_R_cache {
-    static constexpr bool on = NMAX <= 8;
-    static constexpr int elems = on ? NMAX * NMAX * k_se_threads : 1;
-};
-
-/*!
- * Points pb at vector v's problem: z (computed here) and matrix m's R, both in the
- * thread's slices of shared memory (s_z: NMAX k_se_threads doubles), or, for NMAX = 16,
- * R in global memory and z in shared memory at stride 1. Matrix m's row weights stay in
- * global memory (read-only, cached): the search reads one per node, at an address known
- * before the node's arithmetic, so its latency hides, and the shared memory and the
- * registers that bound the kernels' occupancy stay as they are.
+ * Points pb at vector v's problem: z (computed here) in the thread's slice of shared
+ * memory (s_z: NMAX doubles a thread), matrix m's R and row weights in global memory
+ * (read-only, through L1, where the 7 vectors of a matrix share them). A copy of R per
+ * thread in shared memory measured slower on an H100 (4x4 64QAM 10 dB 364 against 432
+ * Mbit/s, 16QAM 20 dB 2058 against 2202): it took L1's space and bounded the blocks per
+ * SM, whereas the search's reads of R, one row per node at addresses known before its
+ * arithmetic, hit L1.
  */
 template <int NMAX>
 __device__ inline void se_load(psd_se_problem& pb,
@@ -179,16 +168,13 @@ __device__ inline void se_load(psd_se_problem& pb,
                                const float2* y,
                                size_t m,
                                int v,
-                               double* s_R,
                                double* s_z)
 {
     // Loops to compile-time bounds with guards: every load is issued before the first is
     // used, so a vector's set-up costs about one memory latency, not one per element.
     constexpr int MR = k_max_ant; // receive antennas at most
     const int N = pb.N, nrx = L.nrx, M = 2 * nrx;
-    const double* g = R + m * N * N;
-    const int stride = se_R_cache<NMAX>::on ? k_se_threads : 1;
-    double* z = se_R_cache<NMAX>::on ? s_z + threadIdx.x : s_z + threadIdx.x * NMAX;
+    double* z = s_z + threadIdx.x * NMAX;
     const float2* yv = y + static_cast<size_t>(v) * nrx;
     double yr[MR], yi[MR];
     MIMODET_UNROLL
@@ -209,24 +195,16 @@ __device__ inline void se_load(psd_se_problem& pb,
             if (i < nrx)
                 acc = rn_add(acc,
                              rn_add(rn_mul(qt[k * M + i], yr[i]), rn_mul(qt[k * M + nrx + i], yi[i])));
-        z[k * stride] = acc;
+        z[k] = acc;
     }
     pb.z = z;
     pb.w = w + m * N;
-    if constexpr (se_R_cache<NMAX>::on) {
-        MIMODET_UNROLL
-        for (int e = 0; e < NMAX * NMAX; ++e)
-            if (e < N * N)
-                s_R[e * k_se_threads + threadIdx.x] = g[e];
-        pb.R = s_R + threadIdx.x;
-        pb.rs = k_se_threads;
-    } else {
-        pb.R = g;
-        pb.rs = 1;
-    }
+    pb.R = R + m * N * N;
 }
 
-//! The thread's z of pb as a dense array (psd_sic's input).
+//! The thread's z of pb as a local array (psd_sic's input). Reading pb.z in place
+//! instead made the first pass take 200 registers instead of 168 (5 blocks per SM
+//! instead of 6).
 template <int NMAX>
 __device__ inline void se_z_dense(const psd_se_problem& pb, double* z)
 {
@@ -478,11 +456,10 @@ __global__ void __launch_bounds__(k_se_threads)
     se_deadline D;
     se_start_deadline(D, budget_ns, call_start, s_start);
 
-    __shared__ double s_R[se_R_cache<NMAX>::elems];
     __shared__ double s_z[NMAX * k_se_threads];
     const int N = L.N, nb = L.nt * L.q;
     psd_se_state<NMAX> st;
-    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P, 1 };
+    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P };
     uint8_t out[NMAX]; // a decision handed to psd_bits_of
     int v = -1;
     size_t m = 0;
@@ -495,7 +472,7 @@ __global__ void __launch_bounds__(k_se_threads)
             if (v >= n_vec)
                 break;
             m = static_cast<size_t>(map.matrix_of(v));
-            se_load<NMAX>(pb, L, R, Qt, w, y, m, v, s_R, s_z);
+            se_load<NMAX>(pb, L, R, Qt, w, y, m, v, s_z);
             next = se_first_look(first_nodes, drain_nodes);
             if (D.out_of_time(0)) {
                 // Started after the deadline: the SIC point, no search.
@@ -618,10 +595,9 @@ __global__ void __launch_bounds__(k_se_threads)
     const bool can_split = wave + 1 < L.waves;
     se_task* out = W.tasks[(wave + 1) & 1];
     unsigned int* out_count = W.words + se_wave_count(wave + 1);
-    __shared__ double s_R[se_R_cache<NMAX>::elems];
     __shared__ double s_z[NMAX * k_se_threads];
     psd_se_state<NMAX> st;
-    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P, 1 };
+    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P };
     int t = -1;
     bool first = true;
     se_task task;
@@ -650,7 +626,7 @@ __global__ void __launch_bounds__(k_se_threads)
                 continue;
             }
             const size_t m = static_cast<size_t>(map.matrix_of(task.v));
-            se_load<NMAX>(pb, L, R, Qt, w, y, m, task.v, s_R, s_z);
+            se_load<NMAX>(pb, L, R, Qt, w, y, m, task.v, s_z);
             psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric,
                                      se_double(sv.bound));
             next = can_split ? se_first_look(task_nodes, drain_nodes) : UINT32_MAX;

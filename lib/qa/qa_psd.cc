@@ -278,7 +278,7 @@ struct se_instance {
 
     core::psd_se_problem problem() const
     {
-        return { R.data(), z.data(), value.data(), w.data(), N, P, 1 };
+        return { R.data(), z.data(), value.data(), w.data(), N, P };
     }
 };
 

@@ -404,7 +404,7 @@ private:
 
     psd_se_problem se_problem() const
     {
-        return { d_R.data(), d_z.data(), d_value.data(), d_w.data(), d_N, d_P, 1 };
+        return { d_R.data(), d_z.data(), d_value.data(), d_w.data(), d_N, d_P };
     }
 
     void search_depth_first(vector_stats& stats)

@@ -58,15 +58,14 @@ MIMODET_HD constexpr bool psd_se_drains(int N, int log2P) { return N * log2P > 8
 
 //! One received vector's problem: z = R s + noise, R upper triangular with R_kk >= 0.
 struct psd_se_problem {
-    const double* R;     //!< N x N, row-major, element (k, j) at R[(k N + j) rs]
-    const double* z;     //!< N, element k at z[k rs]
+    const double* R;     //!< N x N, row-major, element (k, j) at R[k N + j]
+    const double* z;     //!< N
     const double* value; //!< the P PAM levels, increasing
-    const double* w;     //!< N, psd_se_weight of row k at w[k] (the matrix's, dense)
+    const double* w;     //!< N, psd_se_weight of row k at w[k] (the matrix's)
     int N, P;
-    int rs; //!< R's stride (1: dense; the GPU interleaves its threads' copies)
 
-    MIMODET_HD double r(int k, int j) const { return R[(k * N + j) * rs]; }
-    MIMODET_HD double zk(int k) const { return z[k * rs]; }
+    MIMODET_HD double r(int k, int j) const { return R[k * N + j]; }
+    MIMODET_HD double zk(int k) const { return z[k]; }
     MIMODET_HD double wk(int k) const
     {
 #ifdef __CUDA_ARCH__
