@@ -18,9 +18,8 @@
 //    thread advances its vector one search step per loop iteration and takes the next
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
 //    whatever the node counts. Nearly every vector ends here, with the CPU's node counts.
-//    A search starts with the CPU's bound (psd_se_start_bound: the best of a few
-//    fixed-complexity candidates), which cuts the long searches of near-singular
-//    channels most.
+//    A search may start with a bound (psd_se_start_bound, the CPU's code: the best of a
+//    few fixed-complexity candidates; by default at 4x4 QPSK, psd_se_start_rows).
 //    One still running after psd_se_split_nodes expanded nodes is queued: its best leaf
 //    so far (or the starting bound, before its first leaf inside it) bounds the rest of
 //    its search, and that rest becomes tasks (se_rest): every
