@@ -31,9 +31,12 @@
 //    the grid holds threads, one 20 MHz slot: most of the GPU is idle from the start),
 //    so the next wave shares it over the whole GPU (psd_se_drains: not for trees of at
 //    most 256 leaves, whose searches are short).
-//  waves (psd_se_wave_kernel, at most N-1 launches): tasks are subtree searches, one per
-//    thread, in the same one-step-per-iteration loop, pruning with their own radius and
-//    with the vector's bound, which every task lowers (atomicMin) when it finds a better
+//  waves (psd_se_wave_kernel, N-1 at most): a launch each or, where searches rarely
+//    spread (psd_se_cooperative_waves), one cooperative launch that runs them one after
+//    the other (a grid-wide barrier between two) and ends at the first wave without
+//    tasks. Tasks are subtree searches, one per thread, in the same
+//    one-step-per-iteration loop, pruning with their own radius and with the vector's
+//    bound, which every task lowers (atomicMin) when it finds a better
 //    leaf. A task still running after as many nodes (the drain rule as well) hands its
 //    rest, the same way, to the next wave (those tasks are at least one row deeper). A
 //    near-singular channel, whose search can expand 10^5-10^6 nodes, so spreads over the
@@ -75,6 +78,7 @@
 #include "util/tuning.h"
 #include <algorithm>
 #include <climits>
+#include <cooperative_groups.h>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -199,6 +203,40 @@ __device__ inline void se_load(psd_se_problem& pb,
     pb.z = z;
     pb.w = w + m * N;
     pb.R = R + m * N * N;
+}
+
+/*!
+ * Whether a task reads its vector's z, which the first pass stored when the search spread
+ * (se_store_z), instead of computing it again (se_load): with 4 or more transmit antennas
+ * (NMAX >= 8), where z costs 64 or more multiply-adds; reading made 4x4 64QAM at 5, 10
+ * and 15 dB 1.36x, 1.23x and 1.12x faster and 16QAM at 5 dB 1.16x on an H200, where
+ * searches spread into many short tasks. With 2 antennas (16 or 32) tasks compute it.
+ */
+template <int NMAX>
+constexpr bool se_tasks_read_z = NMAX >= 8;
+
+//! Points pb at a task's problem: its vector's z (se_store_z's), matrix m's R and row
+//! weights, in global memory.
+__device__ inline void se_load_task(psd_se_problem& pb,
+                                    const psd_se_layout& L,
+                                    const double* R,
+                                    const double* w,
+                                    const double* z,
+                                    size_t m,
+                                    int v)
+{
+    const int N = L.N;
+    pb.z = z + static_cast<size_t>(v) * N;
+    pb.w = w + m * N;
+    pb.R = R + m * N * N;
+}
+
+//! Stores a spreading search's z (pb's) for its tasks.
+__device__ inline void se_store_z(const psd_se_problem& pb, int v, double* z)
+{
+    double* to = z + static_cast<size_t>(v) * pb.N;
+    for (int k = 0; k < pb.N; ++k)
+        to[k] = pb.zk(k);
 }
 
 //! The thread's z of pb as a local array (psd_sic's input). Reading pb.z in place
@@ -409,7 +447,7 @@ __device__ int se_rest(const psd_se_problem& pb,
  * Reserves n entries of a task list of capacity entries: their first index, or -1 when
  * they do not fit. One atomicAdd, whatever the contention (many searches spread at once
  * when a launch runs out of items), so the count may pass capacity: readers take
- * se_task_count. A reservation that does not fit marks the entries of its range inside
+ * se_wave_tasks. A reservation that does not fit marks the entries of its range inside
  * the list empty (v = -1), so that no reader takes one that nobody writes.
  */
 __device__ inline int
@@ -423,11 +461,16 @@ se_reserve(unsigned int* count, int n, unsigned int capacity, se_task* list)
     return -1;
 }
 
-//! Entries of a task list whose count se_reserve advanced.
-__device__ inline int se_task_count(const unsigned int* count, unsigned int capacity)
+//! Tasks of a wave: the entries of its list, whose count se_reserve advanced (final once
+//! the wave before has ended). past_l1: read past L1, which a launch of several waves
+//! may hold.
+template <bool past_l1>
+__device__ inline int se_wave_tasks(const se_work& W, int wave)
 {
-    const unsigned int n = *count;
-    return static_cast<int>(n < capacity ? n : capacity);
+    const unsigned int* count = W.words + se_wave_count(wave);
+    const unsigned int n =
+        past_l1 ? *reinterpret_cast<const volatile unsigned int*>(count) : *count;
+    return static_cast<int>(n < W.capacity ? n : W.capacity);
 }
 
 template <int NMAX>
@@ -441,6 +484,7 @@ __global__ void __launch_bounds__(k_se_threads)
                         int n_vec,
                         const __grid_constant__ segment_map map,
                         se_work W,
+                        double* __restrict__ z_spread,
                         uint8_t* __restrict__ bits,
                         vector_stats* __restrict__ stats,
                         uint32_t first_nodes,
@@ -546,6 +590,8 @@ __global__ void __launch_bounds__(k_se_threads)
             continue;
         }
         se_rest<NMAX>(pb, st, L.log2P, v, 0ull, W.tasks[0] + at);
+        if constexpr (se_tasks_read_z<NMAX>)
+            se_store_z(pb, v, z_spread);
         se_vector& sv = W.vec[v];
         // Without a leaf yet (d2 = +inf), any leaf a task offers replaces st.best.
         sv.metric = st.d2;
@@ -562,41 +608,33 @@ __global__ void __launch_bounds__(k_se_threads)
     }
 }
 
+/*!
+ * One wave's tasks (n_tasks of them, wave >= 0), one per thread at a time, the thread
+ * taking the next from the wave's counter; see the file's comment.
+ */
 template <int NMAX>
-__global__ void __launch_bounds__(k_se_threads)
-    psd_se_wave_kernel(const float2* __restrict__ y,
-                       const double* __restrict__ R,
-                       const double* __restrict__ Qt,
-                       const double* __restrict__ w,
-                       const __grid_constant__ psd_se_layout L,
-                       const __grid_constant__ segment_map map,
-                       se_work W,
-                       int wave,
-                       uint32_t task_nodes,
-                       uint32_t drain_nodes,
-                       unsigned long long budget_ns,
-                       unsigned long long* __restrict__ call_start)
+__device__ __forceinline__ void se_wave(psd_se_problem& pb,
+                                        psd_se_state<NMAX>& st,
+                                        se_deadline& D,
+                                        const psd_se_layout& L,
+                                        const double* __restrict__ R,
+                                        const double* __restrict__ w,
+                                        const double* __restrict__ z,
+                                        const double* __restrict__ Qt,
+                                        const float2* __restrict__ y,
+                                        double* s_z,
+                                        const segment_map& map,
+                                        const se_work& W,
+                                        int wave,
+                                        int n_tasks,
+                                        uint32_t task_nodes,
+                                        uint32_t drain_nodes)
 {
-    // Most waves of a chunk have no task: their blocks leave before any set-up (the count
-    // is the same for every thread, so none waits at the barrier below).
-    const int n_tasks = se_task_count(W.words + se_wave_count(wave), W.capacity);
-    if (n_tasks == 0)
-        return;
-    __shared__ double s_value[8];
-    __shared__ unsigned long long s_start;
-    if (threadIdx.x < L.P)
-        s_value[threadIdx.x] = L.value[threadIdx.x];
-    se_deadline D;
-    se_start_deadline(D, budget_ns, call_start, s_start);
-
     const int N = L.N;
     const se_task* tasks = W.tasks[wave & 1];
     const bool can_split = wave + 1 < L.waves;
     se_task* out = W.tasks[(wave + 1) & 1];
     unsigned int* out_count = W.words + se_wave_count(wave + 1);
-    __shared__ double s_z[NMAX * k_se_threads];
-    psd_se_state<NMAX> st;
-    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P };
     int t = -1;
     bool first = true;
     se_task task;
@@ -625,7 +663,10 @@ __global__ void __launch_bounds__(k_se_threads)
                 continue;
             }
             const size_t m = static_cast<size_t>(map.matrix_of(task.v));
-            se_load<NMAX>(pb, L, R, Qt, w, y, m, task.v, s_z);
+            if constexpr (se_tasks_read_z<NMAX>)
+                se_load_task(pb, L, R, w, z, m, task.v);
+            else
+                se_load<NMAX>(pb, L, R, Qt, w, y, m, task.v, s_z);
             psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric,
                                      se_double(sv.bound));
             next = can_split ? se_first_look(task_nodes, drain_nodes) : UINT32_MAX;
@@ -689,6 +730,91 @@ __global__ void __launch_bounds__(k_se_threads)
     }
 }
 
+/*!
+ * Waves first_wave .. end_wave-1. Cooperative: launched as such, a grid-wide barrier
+ * between two waves; else one wave (end_wave = first_wave + 1). The two are separate
+ * instantiations: the barrier's code made a launch per wave slower (2x2 64QAM 5 dB 0.77x,
+ * H200).
+ */
+template <int NMAX, bool Cooperative>
+__global__ void __launch_bounds__(k_se_threads)
+    psd_se_wave_kernel(const double* __restrict__ z,
+                       const float2* __restrict__ y,
+                       const double* __restrict__ Qt,
+                       const double* __restrict__ R,
+                       const double* __restrict__ w,
+                       const __grid_constant__ psd_se_layout L,
+                       const __grid_constant__ segment_map map,
+                       se_work W,
+                       int first_wave,
+                       int end_wave,
+                       uint32_t task_nodes,
+                       uint32_t drain_nodes,
+                       unsigned long long budget_ns,
+                       unsigned long long* __restrict__ call_start)
+{
+    // A wave without tasks ends the search (tasks come only from the wave before), and
+    // its blocks leave before any set-up (the count is the same for every thread, so none
+    // waits at the barrier below).
+    if (se_wave_tasks<Cooperative>(W, first_wave) == 0)
+        return;
+    __shared__ double s_value[8];
+    __shared__ unsigned long long s_start;
+    if (threadIdx.x < L.P)
+        s_value[threadIdx.x] = L.value[threadIdx.x];
+    se_deadline D;
+    se_start_deadline(D, budget_ns, call_start, s_start);
+
+    const int N = L.N;
+    __shared__ double s_z[se_tasks_read_z<NMAX> ? 1 : NMAX * k_se_threads];
+    psd_se_state<NMAX> st;
+    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P };
+    if constexpr (Cooperative) {
+        for (int wave = first_wave; wave < end_wave; ++wave) {
+            // Every thread has finished the wave before (grid.sync), so the count is
+            // final and the same for all: a wave without tasks ends the launch.
+            const int n_tasks = se_wave_tasks<true>(W, wave);
+            if (n_tasks == 0)
+                break;
+            se_wave<NMAX>(pb,
+                          st,
+                          D,
+                          L,
+                          R,
+                          w,
+                          z,
+                          Qt,
+                          y,
+                          s_z,
+                          map,
+                          W,
+                          wave,
+                          n_tasks,
+                          task_nodes,
+                          drain_nodes);
+            if (wave + 1 < end_wave)
+                cooperative_groups::this_grid().sync();
+        }
+    } else {
+        se_wave<NMAX>(pb,
+                      st,
+                      D,
+                      L,
+                      R,
+                      w,
+                      z,
+                      Qt,
+                      y,
+                      s_z,
+                      map,
+                      W,
+                      first_wave,
+                      se_wave_tasks<Cooperative>(W, first_wave),
+                      task_nodes,
+                      drain_nodes);
+    }
+}
+
 //! A queued vector's decision and counts.
 __global__ void __launch_bounds__(k_se_threads)
     psd_se_write_kernel(const uint8_t* __restrict__ perm,
@@ -711,11 +837,12 @@ __global__ void __launch_bounds__(k_se_threads)
 }
 
 using se_first_fn = decltype(&psd_se_first_kernel<psd_se_max_n>);
-using se_wave_fn = decltype(&psd_se_wave_kernel<psd_se_max_n>);
+using se_wave_fn = decltype(&psd_se_wave_kernel<psd_se_max_n, false>);
 
 struct se_kernels {
     se_first_fn first;
-    se_wave_fn wave;
+    se_wave_fn wave;      //!< one wave a launch
+    se_wave_fn wave_coop; //!< every wave in one cooperative launch
 };
 
 uint32_t se_split_nodes()
@@ -738,10 +865,16 @@ uint32_t se_drain_nodes(int N, int log2P, uint32_t nodes)
 se_kernels se_pick(int N)
 {
     if (N <= 4)
-        return { psd_se_first_kernel<4>, psd_se_wave_kernel<4> };
+        return { psd_se_first_kernel<4>,
+                 psd_se_wave_kernel<4, false>,
+                 psd_se_wave_kernel<4, true> };
     if (N <= 8)
-        return { psd_se_first_kernel<8>, psd_se_wave_kernel<8> };
-    return { psd_se_first_kernel<psd_se_max_n>, psd_se_wave_kernel<psd_se_max_n> };
+        return { psd_se_first_kernel<8>,
+                 psd_se_wave_kernel<8, false>,
+                 psd_se_wave_kernel<8, true> };
+    return { psd_se_first_kernel<psd_se_max_n>,
+             psd_se_wave_kernel<psd_se_max_n, false>,
+             psd_se_wave_kernel<psd_se_max_n, true> };
 }
 
 class psd_se_cuda_detector : public cuda_batch_detector
@@ -763,6 +896,18 @@ public:
         MIMODET_CUDA_CHECK(
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, d_k.first, k_se_threads, 0));
         d_grid = static_cast<size_t>(std::max(per_sm, 1)) * prop.multiProcessorCount;
+        // A cooperative launch holds at most the blocks that fit on the GPU at once.
+        int wave_per_sm = 0;
+        MIMODET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &wave_per_sm, d_k.wave_coop, k_se_threads, 0));
+        int coop = 0;
+        MIMODET_CUDA_CHECK(
+            cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
+        const int forced = tuning::psd_se_cooperative();
+        const bool wanted =
+            forced < 0 ? psd_se_cooperative_waves(L.N, L.log2P) : forced == 1;
+        d_cooperative = coop != 0 && wave_per_sm > 0 && wanted;
+        d_coop_grid = static_cast<size_t>(wave_per_sm) * prop.multiProcessorCount;
 
         d_sms = prop.multiProcessorCount;
         d_words.reserve(static_cast<size_t>(k_streams_max) * k_se_words);
@@ -775,6 +920,7 @@ protected:
         d_R.reserve(n_mat * N * N);
         d_Qt.reserve(n_mat * N * M);
         d_w.reserve(n_mat * N);
+        d_z.reserve(std::max<size_t>(n_vec, 1) * N);
         d_perm.reserve(n_mat * k_psd_max_n);
         d_vec.reserve(std::max<size_t>(n_vec, 1));
         d_queued.reserve(std::max<size_t>(n_vec, 1));
@@ -802,6 +948,7 @@ protected:
             s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm,
             weights, d_L.inv_scale);
         MIMODET_CUDA_CHECK_LAUNCH();
+        double* z = d_z.get() + c.v0 * N; // the spread searches' z, for their tasks
         // Per stream: counters and task lists. Launches on a stream run in order, so
         // resetting them on the stream before each chunk is safe while other streams run.
         const int slot = stream_slot(s);
@@ -828,6 +975,7 @@ protected:
                                                       static_cast<int>(c.n_vec),
                                                       c.map,
                                                       W,
+                                                      z,
                                                       c.bits,
                                                       c.stats,
                                                       d_split,
@@ -835,21 +983,53 @@ protected:
                                                       d_clock.budget_ns(),
                                                       d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
-        for (int w = 0; w < d_L.waves; ++w) {
-            d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
-                c.y,
-                R,
-                Qt,
-                weights,
-                d_L,
-                c.map,
-                W,
-                w,
-                d_split,
-                drain,
-                d_clock.budget_ns(),
-                d_clock.start());
-            MIMODET_CUDA_CHECK_LAUNCH();
+        // The waves: a launch each, or one cooperative launch that ends at the first wave
+        // without tasks (psd_se_cooperative_waves).
+        if (d_cooperative) {
+            cudaLaunchConfig_t cfg{};
+            cudaLaunchAttribute coop{};
+            coop.id = cudaLaunchAttributeCooperative;
+            coop.val.cooperative = 1;
+            cfg.gridDim = dim3(static_cast<unsigned>(d_coop_grid));
+            cfg.blockDim = dim3(k_se_threads);
+            cfg.stream = s;
+            cfg.attrs = &coop;
+            cfg.numAttrs = 1;
+            MIMODET_CUDA_CHECK(cudaLaunchKernelEx(&cfg,
+                                                  d_k.wave_coop,
+                                                  static_cast<const double*>(z),
+                                                  c.y,
+                                                  static_cast<const double*>(Qt),
+                                                  static_cast<const double*>(R),
+                                                  static_cast<const double*>(weights),
+                                                  d_L,
+                                                  c.map,
+                                                  W,
+                                                  0,
+                                                  d_L.waves,
+                                                  d_split,
+                                                  drain,
+                                                  d_clock.budget_ns(),
+                                                  d_clock.start()));
+        } else {
+            for (int w = 0; w < d_L.waves; ++w) {
+                d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
+                    z,
+                    c.y,
+                    Qt,
+                    R,
+                    weights,
+                    d_L,
+                    c.map,
+                    W,
+                    w,
+                    w + 1,
+                    d_split,
+                    drain,
+                    d_clock.budget_ns(),
+                    d_clock.start());
+                MIMODET_CUDA_CHECK_LAUNCH();
+            }
         }
         const unsigned small = static_cast<unsigned>(d_sms);
         psd_se_write_kernel<<<small, k_se_threads, 0, s>>>(perm, d_L, c.map, W, c.bits, c.stats);
@@ -887,10 +1067,12 @@ private:
     const uint32_t d_drain_sparse; //!< the same where the first pass leaves threads idle
     int d_slots = 0;        //!< scratch slots allocated
     size_t d_grid = 0;
+    size_t d_coop_grid = 0;     //!< blocks of the waves' cooperative launch
+    bool d_cooperative = false; //!< all waves in one cooperative launch
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
     int d_sms = 0;
     device_buffer<unsigned int> d_words;
-    device_buffer<double> d_R, d_Qt, d_w;
+    device_buffer<double> d_R, d_Qt, d_w, d_z;
     device_buffer<uint8_t> d_perm;
     device_buffer<se_vector> d_vec;
     device_buffer<int> d_queued;

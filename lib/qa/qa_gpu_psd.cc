@@ -791,18 +791,22 @@ TEST(gpu_psd, depth_first_rest_of_every_spread_search_decides_as_ml)
     // search right after its first leaf. Two spread through the drain rule alone. The
     // last two start from a bound of two rows (psd_start_rows, both backends): their
     // searches spread before their first leaf inside it too, and a vector's tasks then
-    // start without a leaf (-1: the default rows).
+    // start without a leaf (-1: the default rows). The waves run in one cooperative
+    // launch, and in two settings one launch each (MIMODET_PSD_SE_COOPERATIVE 0).
     struct setting {
         const char *split_nodes, *drain_nodes;
         int start_rows;
+        const char* cooperative;
     };
-    const setting settings[] = { { "1", "65536", -1 },  { "8", "65536", -1 },
-                                 { "40", "65536", -1 }, { "65536", "1", -1 },
-                                 { "65536", "8", -1 },  { "1", "65536", 2 },
-                                 { "65536", "8", 2 } };
-    for (const auto& [split_nodes, drain_nodes, start_rows] : settings) {
+    const setting settings[] = { { "1", "65536", -1, "1" },  { "8", "65536", -1, "1" },
+                                 { "40", "65536", -1, "1" }, { "65536", "1", -1, "1" },
+                                 { "65536", "8", -1, "1" },  { "1", "65536", 2, "1" },
+                                 { "65536", "8", 2, "1" },   { "8", "65536", -1, "0" },
+                                 { "65536", "8", 2, "0" } };
+    for (const auto& [split_nodes, drain_nodes, start_rows, cooperative] : settings) {
         const env_override spread("MIMODET_PSD_SE_SPLIT", split_nodes);
         const env_override drain("MIMODET_PSD_SE_DRAIN", drain_nodes);
+        const env_override coop("MIMODET_PSD_SE_COOPERATIVE", cooperative);
         const char* split =
             std::atoi(split_nodes) < std::atoi(drain_nodes) ? split_nodes : drain_nodes;
         for (const se_shape& sh : { se_shape{ 4, modulation::qam16, 0.0, 25.0, 60 },
@@ -815,9 +819,9 @@ TEST(gpu_psd, depth_first_rest_of_every_spread_search_decides_as_ml)
             const size_t n_vec = r.sg.size();
             const std::string what = std::string("split ") + split_nodes + ", drain " +
                                      drain_nodes + ", start rows " +
-                                     std::to_string(start_rows) + ", " +
-                                     std::to_string(sh.nt) + "x" + std::to_string(sh.nt) +
-                                     " " + to_string(sh.mod);
+                                     std::to_string(start_rows) + ", cooperative " +
+                                     cooperative + ", " + std::to_string(sh.nt) + "x" +
+                                     std::to_string(sh.nt) + " " + to_string(sh.mod);
             ASSERT_EQ(r.g, r.c) << what;
             size_t spread = 0;
             for (size_t v = 0; v < n_vec; ++v) {

@@ -83,6 +83,11 @@ const std::vector<switch_info>& switches()
           "trees of at most 256 leaves",
           "the same, once every vector of the launch (every task of a wave) has its "
           "thread" },
+        { "MIMODET_PSD_SE_COOPERATIVE",
+          "0|1",
+          "1 for trees of at most 256 leaves, else 0",
+          "1: a depth-first CUDA PSD runs its waves of tasks in one cooperative launch; "
+          "0: a launch per wave" },
     };
     return table;
 }
@@ -135,6 +140,8 @@ bool gpu_wait_blocks()
 int psd_se_split() { return integer("MIMODET_PSD_SE_SPLIT", 1, 65536, 0); }
 
 int psd_se_drain() { return integer("MIMODET_PSD_SE_DRAIN", 1, 65536, 0); }
+
+int psd_se_cooperative() { return integer("MIMODET_PSD_SE_COOPERATIVE", 0, 1, -1); }
 
 std::string psd_kernel()
 {

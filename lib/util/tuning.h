@@ -77,6 +77,12 @@ MIMODET_API int psd_se_split();
 //! is made.
 MIMODET_API int psd_se_drain();
 
+//! MIMODET_PSD_SE_COOPERATIVE=0|1: 1 runs a depth-first CUDA PSD's waves of tasks in one
+//! cooperative launch (which ends at the first wave without tasks) where the device has
+//! cooperative launches, 0 launches each wave by itself. -1 (unset): the kernels' choice
+//! (psd_se_cooperative_waves). Read when a detector is made.
+MIMODET_API int psd_se_cooperative();
+
 //! For the switches above that are integers: the value of `name` if set, in lo..hi;
 //! `fallback` if unset or empty. std::invalid_argument naming the variable otherwise,
 //! and for a name that is not in switches().

@@ -56,6 +56,20 @@ constexpr uint32_t psd_se_drain_nodes_sparse = 16;
  */
 MIMODET_HD constexpr bool psd_se_drains(int N, int log2P) { return N * log2P > 8; }
 
+/*!
+ * Whether the CUDA kernels run a chunk's waves of tasks in one cooperative launch, which
+ * ends at the first wave without tasks, rather than a launch per wave: where the drain
+ * rule is off, since there searches rarely spread, and the N-1 launches of empty waves
+ * took a tenth of 4x4 QPSK's time. Where searches spread, a cooperative launch holds
+ * every SM until its last wave ends, whereas a launch per wave lets the other streams'
+ * chunks in as its blocks leave: 4x4 16QAM and 64QAM ran 1-10 % slower with it (H200,
+ * docs/PERFORMANCE.md). MIMODET_PSD_SE_COOPERATIVE replaces it.
+ */
+MIMODET_HD constexpr bool psd_se_cooperative_waves(int N, int log2P)
+{
+    return !psd_se_drains(N, log2P);
+}
+
 //! One received vector's problem: z = R s + noise, R upper triangular with R_kk >= 0.
 struct psd_se_problem {
     const double* R;     //!< N x N, row-major, element (k, j) at R[k N + j]
