@@ -995,23 +995,32 @@ protected:
             cfg.stream = s;
             cfg.attrs = &coop;
             cfg.numAttrs = 1;
-            MIMODET_CUDA_CHECK(cudaLaunchKernelEx(&cfg,
-                                                  d_k.wave_coop,
-                                                  static_cast<const double*>(z),
-                                                  c.y,
-                                                  static_cast<const double*>(Qt),
-                                                  static_cast<const double*>(R),
-                                                  static_cast<const double*>(weights),
-                                                  d_L,
-                                                  c.map,
-                                                  W,
-                                                  0,
-                                                  d_L.waves,
-                                                  d_split,
-                                                  drain,
-                                                  d_clock.budget_ns(),
-                                                  d_clock.start()));
-        } else {
+            const cudaError_t e = cudaLaunchKernelEx(&cfg,
+                                                     d_k.wave_coop,
+                                                     static_cast<const double*>(z),
+                                                     c.y,
+                                                     static_cast<const double*>(Qt),
+                                                     static_cast<const double*>(R),
+                                                     static_cast<const double*>(weights),
+                                                     d_L,
+                                                     c.map,
+                                                     W,
+                                                     0,
+                                                     d_L.waves,
+                                                     d_split,
+                                                     drain,
+                                                     d_clock.budget_ns(),
+                                                     d_clock.start());
+            if (e == cudaErrorCooperativeLaunchTooLarge) {
+                // The process has fewer SMs than the device (MPS, a green context): a
+                // launch per wave from now on. A launch error is not sticky.
+                (void)cudaGetLastError();
+                d_cooperative = false;
+            } else {
+                MIMODET_CUDA_CHECK(e);
+            }
+        }
+        if (!d_cooperative) {
             for (int w = 0; w < d_L.waves; ++w) {
                 d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
                     z,
