@@ -17,7 +17,6 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
-#include <cstdlib>
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/rayleigh.h>
@@ -121,11 +120,7 @@ inline gr::mimodet::detector::sptr make(const std::string& algorithm,
 
 //! Whether MIMODET_PSD_KERNEL forces one of the CUDA PSD's Algorithm 3 kernels, which
 //! run every parameter set, the depth-first one too, from an infinite radius.
-inline bool psd_alg3_forced()
-{
-    const char* forced = std::getenv("MIMODET_PSD_KERNEL");
-    return forced && (std::string(forced) == "warp" || std::string(forced) == "block");
-}
+inline bool psd_alg3_forced() { return !gr::mimodet::core::tuning::psd_kernel().empty(); }
 
 /*!
  * A detector as make(); a CPU PSD left at the default psd_start_rows takes the CUDA
