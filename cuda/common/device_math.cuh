@@ -89,13 +89,14 @@ MIMODET_HD inline double cnorm(double2 a)
     return a.x * a.x + a.y * a.y;
 }
 
-
-//! Nearest PAM level, first one on ties (constellation::slice_pam).
-MIMODET_HD inline int slice_pam(double x, const double* pam, int n)
+//! Nearest of the 2^NB PAM levels, first one on ties (constellation::slice_pam).
+template <int NB>
+MIMODET_HD inline int slice_pam(double x, const double* pam)
 {
     int best = 0;
     double bd = fabs(x - pam[0]);
-    for (int l = 1; l < n; ++l) {
+    MIMODET_UNROLL
+    for (int l = 1; l < (1 << NB); ++l) {
         const double d = fabs(x - pam[l]);
         if (d < bd) {
             bd = d;
@@ -105,18 +106,32 @@ MIMODET_HD inline int slice_pam(double x, const double* pam, int n)
     return best;
 }
 
-//! constellation::slice: separable slicer, labels interleaved I/Q with b0 first.
-MIMODET_HD inline int slice(double2 x, const double* pam, int q)
+/*!
+ * constellation::slice for q = 2 NB bits: separable slicer, labels interleaved I/Q with
+ * b0 first. The kernels are instantiated per modulation (dispatch_q), so the level scan
+ * and the interleaving unroll into straight-line code.
+ */
+template <int NB>
+MIMODET_HD inline int slice_nb(double2 x, const double* pam)
 {
-    const int nb = q / 2;
-    const int il = slice_pam(x.x, pam, 1 << nb);
-    const int ql = slice_pam(x.y, pam, 1 << nb);
+    const int il = slice_pam<NB>(x.x, pam);
+    const int ql = slice_pam<NB>(x.y, pam);
     int label = 0;
-    for (int b = 0; b < nb; ++b) {
-        label = (label << 1) | ((il >> (nb - 1 - b)) & 1);
-        label = (label << 1) | ((ql >> (nb - 1 - b)) & 1);
+    MIMODET_UNROLL
+    for (int b = 0; b < NB; ++b) {
+        label = (label << 1) | ((il >> (NB - 1 - b)) & 1);
+        label = (label << 1) | ((ql >> (NB - 1 - b)) & 1);
     }
     return label;
+}
+
+//! slice_nb for q = 2, 4 or 6 bits; q is a constant wherever a kernel is instantiated
+//! per modulation, and the choice folds away.
+MIMODET_HD inline int slice(double2 x, const double* pam, int q)
+{
+    return q == 2   ? slice_nb<1>(x, pam)
+           : q == 4 ? slice_nb<2>(x, pam)
+                    : slice_nb<3>(x, pam);
 }
 
 //! y'_k = (Q^H y)_k from column k of Q.
@@ -160,6 +175,42 @@ void dispatch_nt(int nt, const char* who, F&& f)
     }
 }
 static_assert(k_max_ant == 8, "dispatch_nt covers 1..8 transmit antennas");
+
+/*!
+ * Calls f(std::integral_constant<int, Q>{}) for the bits per symbol q = 2, 4 or 6, so
+ * that a detection kernel is instantiated per modulation (its slicer, label loops and
+ * constellation table sized at compile time). Throws std::logic_error (naming `who`)
+ * for another q.
+ */
+template <typename F>
+void dispatch_q(int q, const char* who, F&& f)
+{
+    switch (q) {
+    case 2:
+        return f(std::integral_constant<int, 2>{});
+    case 4:
+        return f(std::integral_constant<int, 4>{});
+    case 6:
+        return f(std::integral_constant<int, 6>{});
+    default:
+        throw std::logic_error(std::string("mimodet: ") + who +
+                               " cuda: modulation out of range");
+    }
+}
+
+#ifdef __CUDACC__
+/*!
+ * Copies the 2^Q points of the modulation into a block's shared memory (the caller's
+ * barrier publishes them). Threads index the points by their own labels; constant
+ * memory serialises a warp's distinct addresses, shared memory serves them at once.
+ */
+template <int Q>
+__device__ inline void load_points(double2* s_pts)
+{
+    for (int l = threadIdx.x; l < (1 << Q); l += blockDim.x)
+        s_pts[l] = c_points[points_offset(Q) + l];
+}
+#endif
 
 /*!
  * Calls f(std::integral_constant<int, NT>, std::integral_constant<int, NR>) with the

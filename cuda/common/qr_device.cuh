@@ -158,6 +158,24 @@ MIMODET_HD_INLINE void qr_sorted_one(
 }
 
 /*!
+ * One Gram-Schmidt update of column v against the finished (unit) column u, in the order
+ * every CGS2 pass here uses: c = u^H v (summed in row order), r += c, v -= c u.
+ */
+template <int NR_C = 0>
+MIMODET_HD_INLINE void qr_gs_update(const double2* u, double2* v, int nr_rt, double2& r)
+{
+    const int nr = NR_C ? NR_C : nr_rt;
+    double2 c = make_double2(0.0, 0.0);
+    MIMODET_UNROLL
+    for (int k = 0; k < nr; ++k)
+        c = cadd(c, cmulc(u[k], v[k]));
+    r = cadd(r, c);
+    MIMODET_UNROLL
+    for (int k = 0; k < nr; ++k)
+        v[k] = csub(v[k], cmul(c, u[k]));
+}
+
+/*!
  * QR of the columns h[p[0]], ..., h[p[nt-1]] (h[c][r], a column contiguous) with a real
  * non-negative diagonal of R, by classical Gram-Schmidt with one re-orthogonalisation
  * pass (CGS2, orthogonal to working precision). That QR is unique for a full-rank matrix,
@@ -191,16 +209,8 @@ MIMODET_HD_INLINE void qr_cgs2(const double2 (*h)[k_max_ant],
         MIMODET_UNROLL
         for (int pass = 0; pass < 2; ++pass)
             MIMODET_UNROLL
-            for (int j = 0; j < i; ++j) {
-                double2 c = make_double2(0.0, 0.0);
-                MIMODET_UNROLL
-                for (int r = 0; r < nr; ++r)
-                    c = cadd(c, cmulc(q[j][r], v[r]));
-                Rm[j][i] = cadd(Rm[j][i], c);
-                MIMODET_UNROLL
-                for (int r = 0; r < nr; ++r)
-                    v[r] = csub(v[r], cmul(c, q[j][r]));
-            }
+        for (int j = 0; j < i; ++j)
+            qr_gs_update<NR_C>(q[j], v, nr, Rm[j][i]);
         double nrm2 = 0.0;
         MIMODET_UNROLL
         for (int r = 0; r < nr; ++r)
@@ -232,6 +242,184 @@ MIMODET_HD_INLINE void qr_plain_one(
     qr_cgs2<NT_C, NR_C>(h, p, nr, nt, q, Rm);
     qr_store<NT_C, NR_C>(q, Rm, p, nr, nt, Qc, Ro, pm);
 }
+
+#ifdef __CUDACC__
+// ------------------------------------------------------------- lane-parallel QRs
+//
+// The QRs above with one lane per column: NT lanes of a block work on one matrix, its
+// columns in shared memory q[NT][NR] (one group's slice), and every lane of the block
+// reaches the same barriers (__syncthreads), so the caller runs them unconditionally.
+// Lane c enters with column c of the input in v and leaves with column c of Q in v and
+// in q[c], column c of R in Rc (Rc[j] = R(j,c), zeros below the diagonal). Every value is
+// computed by the same expression, in the same order, as in the one-thread versions, so
+// the results are theirs bit for bit; what changes is who computes what: step i finishes
+// column i, then every later column takes its update from column i at once instead of
+// one after another.
+
+//! Threads per block of the lane-parallel preprocessing kernels (n_tx lanes per matrix):
+//! a few thousand matrices spread over every SM.
+constexpr int k_prep_lane_threads = 64;
+
+//! qr_cgs2 of the columns in their order (in_order = 0, 1, ...).
+template <int NT, int NR>
+__device__ __forceinline__ void
+qr_cgs2_lanes(double2 (*q)[NR], int c, double2 (&v)[NR], double2 (&Rc)[NT])
+{
+    MIMODET_UNROLL
+    for (int j = 0; j < NT; ++j)
+        Rc[j] = make_double2(0.0, 0.0);
+    MIMODET_UNROLL
+    for (int i = 0; i < NT; ++i) {
+        if (c == i) {
+            // The second pass over the finished columns (the first ran at their steps).
+            MIMODET_UNROLL
+            for (int j = 0; j < i; ++j)
+                qr_gs_update<NR>(q[j], v, NR, Rc[j]);
+            double nrm2 = 0.0;
+            MIMODET_UNROLL
+            for (int r = 0; r < NR; ++r)
+                nrm2 += cnorm(v[r]);
+            const double nrm = sqrt(nrm2);
+            Rc[i] = make_double2(nrm, 0.0);
+            // Rank-deficient: R(i,i) = 0 and the column carries nothing.
+            const double inv = nrm > 0.0 ? 1.0 / nrm : 0.0;
+            MIMODET_UNROLL
+            for (int r = 0; r < NR; ++r) {
+                v[r] = cscale(v[r], inv);
+                q[i][r] = v[r];
+            }
+        }
+        __syncthreads();
+        if (c > i) // the first pass against column i
+            qr_gs_update<NR>(q[i], v, NR, Rc[i]);
+    }
+}
+
+/*!
+ * qr_sorted_one: at step i the remaining column of least residual norm (the first on
+ * ties) moves to position i, by an exchange of the two lanes' state through shared
+ * memory (norm2[NT], perm[NT]: the group's scratch). p is lane c's permutation entry
+ * (p[c] on return).
+ */
+template <int NT, int NR>
+__device__ __forceinline__ void qr_sorted_lanes(double2 (*q)[NR],
+                                                double2 (*r_cols)[NT],
+                                                double* norm2,
+                                                int* perm,
+                                                int c,
+                                                double2 (&v)[NR],
+                                                double2 (&Rc)[NT],
+                                                int& p)
+{
+    p = c;
+    MIMODET_UNROLL
+    for (int j = 0; j < NT; ++j)
+        Rc[j] = make_double2(0.0, 0.0);
+    double n2 = 0.0;
+    MIMODET_UNROLL
+    for (int r = 0; r < NR; ++r)
+        n2 += cnorm(v[r]);
+    MIMODET_UNROLL
+    for (int i = 0; i < NT; ++i) {
+        // Publish every lane's state; the pivot is the same scan in every lane.
+        norm2[c] = n2;
+        perm[c] = p;
+        MIMODET_UNROLL
+        for (int r = 0; r < NR; ++r)
+            q[c][r] = v[r];
+        MIMODET_UNROLL
+        for (int j = 0; j < NT; ++j)
+            r_cols[c][j] = Rc[j];
+        __syncthreads();
+        int k = i;
+        MIMODET_UNROLL
+        for (int l = i + 1; l < NT; ++l)
+            if (norm2[l] < norm2[k])
+                k = l;
+        // Columns i and k swap (Q's column, R's whole column, norm, permutation).
+        const int src = c == i ? k : (c == k ? i : c);
+        n2 = norm2[src];
+        p = perm[src];
+        MIMODET_UNROLL
+        for (int r = 0; r < NR; ++r)
+            v[r] = q[src][r];
+        MIMODET_UNROLL
+        for (int j = 0; j < NT; ++j)
+            Rc[j] = r_cols[src][j];
+        __syncthreads();
+        if (c == i) {
+            const double nrm = sqrt(n2 > 0.0 ? n2 : 0.0);
+            Rc[i] = make_double2(nrm, 0.0);
+            MIMODET_UNROLL
+            for (int r = 0; r < NR; ++r) {
+                v[r] = nrm > 0.0 ? make_double2(v[r].x / nrm, v[r].y / nrm)
+                                 : make_double2(0.0, 0.0);
+                q[i][r] = v[r];
+            }
+        }
+        __syncthreads();
+        if (c > i) {
+            double2 d = make_double2(0.0, 0.0);
+            MIMODET_UNROLL
+            for (int r = 0; r < NR; ++r)
+                d = cadd(d, cmulc(q[i][r], v[r]));
+            Rc[i] = d;
+            double s = 0.0;
+            MIMODET_UNROLL
+            for (int r = 0; r < NR; ++r) {
+                v[r] = csub(v[r], cmul(d, q[i][r]));
+                s += cnorm(v[r]);
+            }
+            n2 = s;
+        }
+        __syncthreads(); // q is written again at the next step
+    }
+}
+
+/*!
+ * Lane c's outputs in qr_store's layout (column c of Q and of R, perm[c] = p) for matrix
+ * m, where live. Returns max |R(i,j)| over the matrix (fmax: the order does not matter),
+ * through col_max (the group's NT scratch doubles, free since the last barrier), and
+ * R(c,c) in diag: what 1/R(k,k) (sic_inverse) needs.
+ */
+template <int NT, int NR>
+__device__ __forceinline__ double qr_lanes_store(double* col_max,
+                                                 int c,
+                                                 const double2 (&v)[NR],
+                                                 const double2 (&Rc)[NT],
+                                                 int p,
+                                                 bool live,
+                                                 size_t m,
+                                                 double2* Qc,
+                                                 double2* R,
+                                                 unsigned char* perm,
+                                                 double& diag)
+{
+    double mx = 0.0;
+    diag = 0.0;
+    MIMODET_UNROLL
+    for (int j = 0; j < NT; ++j) {
+        mx = fmax(mx, hypot(Rc[j].x, Rc[j].y));
+        diag = j == c ? Rc[j].x : diag; // constant indices: Rc stays in registers
+    }
+    col_max[c] = mx;
+    __syncthreads();
+    double scale = 0.0;
+    MIMODET_UNROLL
+    for (int a = 0; a < NT; ++a)
+        scale = fmax(scale, col_max[a]);
+    if (live) {
+        MIMODET_UNROLL
+        for (int r = 0; r < NR; ++r)
+            Qc[m * NT * NR + c * NR + r] = v[r];
+        MIMODET_UNROLL
+        for (int j = 0; j < NT; ++j)
+            R[m * NT * NT + j * NT + c] = Rc[j];
+        perm[m * k_max_ant + c] = static_cast<unsigned char>(p);
+    }
+    return scale;
+}
+#endif
 
 } // namespace
 } // namespace core

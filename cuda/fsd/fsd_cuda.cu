@@ -33,17 +33,23 @@ namespace {
 
 constexpr int k_detect_threads = 256; // threads per detection block (always)
 
+//! Blocks per SM the detection kernel for q bits per symbol is compiled for: 4 (64
+//! registers, some spilled) at 64QAM, 3 (up to 85 registers) at QPSK and 16QAM, the
+//! faster of the two for each on an H100 (docs/PERFORMANCE.md).
+template <int Q>
+constexpr int k_fsd_detect_min_blocks = Q == 6 ? 4 : 3;
 
 /*!
  * Block of 256 threads = V vectors x tpv threads; tpv = min(M^T, 256), each thread walks
  * M^T / tpv branches (branch index p = lane + i * tpv; p's base-M digits, most
  * significant first, are the labels of the fully expanded levels n_tx-1, n_tx-2, ...).
- * Shared memory: y' = Q^H y of the block's V vectors, and one (metric, branch) pair per
- * warp for vectors that span several warps. NT is a template argument so that the
- * symbol path stays in registers.
+ * Shared memory: y' = Q^H y of the block's V vectors, the constellation, and one
+ * (metric, branch) pair per warp for vectors that span several warps. NT is a template
+ * argument so that the symbol path stays in registers, Q (bits per symbol) so that the
+ * slicer and the label loops unroll.
  */
-template <int NT>
-__global__ void __launch_bounds__(k_detect_threads, 4)
+template <int NT, int Q>
+__global__ void __launch_bounds__(k_detect_threads, k_fsd_detect_min_blocks<Q>)
     fsd_detect_kernel(const float2* __restrict__ y,
                       const double2* __restrict__ Qc,
                       const double2* __restrict__ R,
@@ -52,13 +58,14 @@ __global__ void __launch_bounds__(k_detect_threads, 4)
                       int n_vec,
                       const __grid_constant__ segment_map map,
                       int nr,
-                      int q,
                       int full_levels,
                       int tpv_log2,
                       int paths_per_thread,
                       uint8_t* __restrict__ bits)
 {
+    constexpr int q = Q;
     __shared__ double2 s_z[k_detect_threads * NT];
+    __shared__ double2 s_pts[1 << Q];
     __shared__ double s_warp_metric[k_detect_threads / 32];
     __shared__ int s_warp_path[k_detect_threads / 32];
 
@@ -77,6 +84,7 @@ __global__ void __launch_bounds__(k_detect_threads, 4)
         }
         s_z[idx] = acc;
     }
+    load_points<Q>(s_pts);
     __syncthreads();
 
     const int lv = threadIdx.x >> tpv_log2;
@@ -90,14 +98,13 @@ __global__ void __launch_bounds__(k_detect_threads, 4)
     if (valid) {
         const double2* Rm = R + m * NT * NT;
         const double* inv = inv_diag + m * NT;
-        const double2* pts = c_points + points_offset(q);
         const double* pam = c_pam + pam_offset(q);
         const double2* z = s_z + lv * NT;
         for (int i = 0; i < paths_per_thread; ++i) {
             const int p = lane + (i << tpv_log2);
             unsigned long long lab;
             const double metric =
-                fsd_branch<NT>(z, Rm, inv, pts, pam, q, full_levels, p, lab);
+                fsd_branch<NT>(z, Rm, inv, s_pts, pam, q, full_levels, p, lab);
             // Increasing p with strict "<": the lowest branch index wins ties (CPU
             // order).
             if (i == 0 || metric < best) {
@@ -177,30 +184,29 @@ protected:
         const int vpb = k_detect_threads >> d_tpv_log2;
         const unsigned blocks = static_cast<unsigned>((c.n_vec + vpb - 1) / vpb);
         dispatch_nt(d_cfg.n_tx, "fsd", [&](auto nt_c) {
-            launch_nt<decltype(nt_c)::value>(blocks, s, c, m);
+            dispatch_q(static_cast<int>(d_cfg.mod), "fsd", [&](auto q_c) {
+                launch_nt<decltype(nt_c)::value, decltype(q_c)::value>(blocks, s, c, m);
+            });
         });
     }
 
 private:
-    template <int NT>
-    void launch_nt(unsigned blocks,
-                   cudaStream_t s,
-                   const chunk& c,
-                   const fsd_prep& m)
+    template <int NT, int Q>
+    void launch_nt(unsigned blocks, cudaStream_t s, const chunk& c, const fsd_prep& m)
     {
-        fsd_detect_kernel<NT><<<blocks, k_detect_threads, 0, s>>>(c.y,
-                                                                  m.Q,
-                                                                  m.R,
-                                                                  m.inv,
-                                                                  m.perm,
-                                                                  static_cast<int>(c.n_vec),
-                                                                  c.map,
-                                                                  d_cfg.n_rx,
-                                                                  static_cast<int>(d_cfg.mod),
-                                                                  d_params.full_levels,
-                                                                  d_tpv_log2,
-                                                                  d_paths_per_thread,
-                                                                  c.bits);
+        fsd_detect_kernel<NT, Q>
+            <<<blocks, k_detect_threads, 0, s>>>(c.y,
+                                                 m.Q,
+                                                 m.R,
+                                                 m.inv,
+                                                 m.perm,
+                                                 static_cast<int>(c.n_vec),
+                                                 c.map,
+                                                 d_cfg.n_rx,
+                                                 d_params.full_levels,
+                                                 d_tpv_log2,
+                                                 d_paths_per_thread,
+                                                 c.bits);
         MIMODET_CUDA_CHECK_LAUNCH();
     }
 

@@ -203,7 +203,11 @@ __global__ void __launch_bounds__(k_prep_threads)
                                    perm + mm * k_max_ant);
 }
 
-//! Enqueues fsd_preprocess_kernel for n_mat matrices on stream s (launch checked).
+//! Enqueues fsd_preprocess_kernel for n_mat matrices on stream s (launch checked). A
+//! lane-parallel twin (one lane per column, the ordering's Gram, Cholesky and inverse
+//! steps spread over the lanes through shared memory) took 17.6 us for 8000 4x4 matrices
+//! on an H100 against this kernel's 11.3 us: its barriers lengthen the chain that bounds
+//! both.
 inline void launch_fsd_preprocess(cudaStream_t s,
                                   const float2* H,
                                   size_t n_mat,

@@ -6,7 +6,8 @@
  */
 
 // CUDA multi-pass trellis traversal (journal paper, GPU section): the (sorted) QR and
-// 1/R(p,p) run once per channel matrix (one thread per matrix, qr_device.cuh), then
+// 1/R(p,p) run once per channel matrix (one lane per column at 4x4, 2x2 and 2 tx x 4 rx,
+// else one thread per matrix; qr_device.cuh), then
 // every received vector gets Q = 2^q threads, one per trellis vertex, and a block holds
 // several vectors (256 threads: 64 QPSK, 16 16QAM or 4 64QAM vectors).
 //
@@ -31,14 +32,19 @@
 // CPU, so the paths are the CPU's and the LLRs differ by rounding only.
 
 #include "cuda/common/batch_detector.h"
+#include "cuda/common/cuda_memory.h"
 #include "cuda/common/qr_device.cuh"
 #include "cuda/mtt/mtt_cuda.h"
 #include "cuda/mtt/mtt_device.cuh"
+#include "detect/backend.h"
 #include "detect/fsd/fsd_common.h"
 #include "detect/mtt/mtt_common.h"
 #include <climits>
+#include <complex>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace mimodet {
@@ -89,6 +95,88 @@ __global__ void __launch_bounds__(k_mtt_prep_threads)
         inv_diag[mm * nt + k] = sic_inverse(ro[k * nt + k].x, scale);
 }
 
+/*!
+ * mtt_preprocess_kernel with one lane per column (NT = 2 or 4 lanes per matrix,
+ * qr_device.cuh's lane-parallel QRs): the same values bit for bit.
+ */
+template <int NT, int NR>
+__global__ void __launch_bounds__(k_prep_lane_threads)
+    mtt_preprocess_lanes_kernel(const float2* __restrict__ H,
+                                int n_mat,
+                                bool sorted,
+                                double2* __restrict__ Qc,
+                                double2* __restrict__ R,
+                                double* __restrict__ inv_diag,
+                                unsigned char* __restrict__ perm)
+{
+    static_assert(NT == 2 || NT == 4, "lane groups of 2 or 4 lanes");
+    constexpr int k_mats = k_prep_lane_threads / NT; // matrices per block
+    __shared__ double2 s_q[k_mats][NT][NR];
+    __shared__ double2 s_r[k_mats][NT][NT];
+    __shared__ double s_norm[k_mats][NT];
+    __shared__ int s_perm[k_mats][NT];
+    const int c = static_cast<int>(threadIdx.x) % NT; // this lane's column
+    const int mi = static_cast<int>(threadIdx.x) / NT;
+    const size_t m = static_cast<size_t>(blockIdx.x) * k_mats + mi;
+    // Lanes past the last matrix work on zeros (they take part in the barriers) and
+    // write nothing.
+    const bool live = m < static_cast<size_t>(n_mat);
+    double2 v[NR];
+    MIMODET_UNROLL
+    for (int r = 0; r < NR; ++r) {
+        const float2 h = live ? H[m * NR * NT + r * NT + c] : make_float2(0.0f, 0.0f);
+        v[r] = make_double2(h.x, h.y);
+    }
+    double2 Rc[NT];
+    int p = c;
+    if (sorted) // uniform over the grid: every lane reaches the same barriers
+        qr_sorted_lanes<NT, NR>(s_q[mi], s_r[mi], s_norm[mi], s_perm[mi], c, v, Rc, p);
+    else
+        qr_cgs2_lanes<NT, NR>(s_q[mi], c, v, Rc);
+    double diag;
+    const double scale =
+        qr_lanes_store<NT, NR>(s_norm[mi], c, v, Rc, p, live, m, Qc, R, perm, diag);
+    if (live)
+        inv_diag[m * NT + c] = sic_inverse(diag, scale);
+}
+
+/*!
+ * Enqueues the MTT preprocessing of n_mat matrices on stream s (launch checked): the
+ * lane-parallel kernel for the shapes it has (4x4, 2x2, 2 tx x 4 rx), one thread per
+ * matrix for the others or where one_thread asks for it (the tests' reference).
+ */
+void launch_mtt_preprocess(cudaStream_t s,
+                           const float2* H,
+                           size_t n_mat,
+                           int nr,
+                           int nt,
+                           bool sorted,
+                           double2* Qc,
+                           double2* R,
+                           double* inv_diag,
+                           unsigned char* perm,
+                           bool one_thread = false)
+{
+    dispatch_prep_shape(nt, nr, [&](auto nt_c, auto nr_c) {
+        constexpr int NT_C = decltype(nt_c)::value, NR_C = decltype(nr_c)::value;
+        if constexpr (NT_C != 0) {
+            if (!one_thread) {
+                constexpr size_t mats = k_prep_lane_threads / NT_C;
+                const unsigned blocks = static_cast<unsigned>((n_mat + mats - 1) / mats);
+                mtt_preprocess_lanes_kernel<NT_C, NR_C>
+                    <<<blocks, k_prep_lane_threads, 0, s>>>(
+                        H, static_cast<int>(n_mat), sorted, Qc, R, inv_diag, perm);
+                return;
+            }
+        }
+        const unsigned blocks =
+            static_cast<unsigned>((n_mat + k_mtt_prep_threads - 1) / k_mtt_prep_threads);
+        mtt_preprocess_kernel<NT_C, NR_C><<<blocks, k_mtt_prep_threads, 0, s>>>(
+            H, static_cast<int>(n_mat), nr, nt, sorted, Qc, R, inv_diag, perm);
+    });
+    MIMODET_CUDA_CHECK_LAUNCH();
+}
+
 //! Shared memory of one vector: the survivors' metrics M, two list-metric buffers of M
 //! (alternating stages, so one barrier per stage protects them), the survivors'
 //! residuals M x rows, y' = Q^H y and 1/R(p,p).
@@ -102,10 +190,11 @@ size_t mtt_shared_per_vector(int nt, int M)
 /*!
  * Block = vpb vectors x M threads (M = 2^q). Dynamic shared memory, per block:
  * s_d [vpb][M], s_l [vpb][2][M], s_inv [vpb][NT] (double), then s_res [vpb][M][rows],
- * s_z [vpb][NT] (double2). NT is a template argument so that the residuals of a thread
- * stay in registers (all stage loops unroll).
+ * s_z [vpb][NT] (double2); statically, the constellation. NT is a template argument so
+ * that the residuals of a thread stay in registers (all stage loops unroll), Q (bits per
+ * symbol) so that the edge reduction, the slicer and the bit scans unroll.
  */
-template <int NT>
+template <int NT, int Q>
 __global__ void __launch_bounds__(k_mtt_threads)
     mtt_detect_kernel(const float2* __restrict__ y,
                       const double2* __restrict__ Qc,
@@ -116,13 +205,14 @@ __global__ void __launch_bounds__(k_mtt_threads)
                       int n_vec,
                       const __grid_constant__ segment_map map,
                       int nr,
-                      int q,
                       int vpb,
                       float clip,
                       float* __restrict__ llr)
 {
     constexpr int RR = mtt_rows<NT>::value;
+    constexpr int q = Q;
     extern __shared__ double s_mem[];
+    __shared__ double2 s_pts[1 << Q];
     const int M = 1 << q;
     double* const s_d_all = s_mem;
     double* const s_l_all = s_d_all + vpb * M;
@@ -149,6 +239,7 @@ __global__ void __launch_bounds__(k_mtt_threads)
         s_z_all[idx] = acc;
         s_inv_all[idx] = inv;
     }
+    load_points<Q>(s_pts);
     __syncthreads();
 
     // Threads of a vector past the end still run (with matrix 0 and y' = 0): they take
@@ -159,7 +250,7 @@ __global__ void __launch_bounds__(k_mtt_threads)
     const bool valid = gv < n_vec;
     const long long m = valid ? map.matrix_of(gv) : 0;
     const double2* const Rm = R + m * NT * NT;
-    const double2* const pts = c_points + points_offset(q);
+    const double2* const pts = s_pts;
     const double* const pam = c_pam + pam_offset(q);
     const double2* const z = s_z_all + lv * NT;
     const double* const inv = s_inv_all + lv * NT;
@@ -275,54 +366,43 @@ protected:
         double2* R = d_R.get() + c.m0 * nt * nt;
         unsigned char* perm = d_perm.get() + c.m0 * k_max_ant;
         double* inv = d_inv.get() + c.m0 * nt;
-        const unsigned prep_blocks = static_cast<unsigned>(
-            (c.n_mat + k_mtt_prep_threads - 1) / k_mtt_prep_threads);
-        dispatch_prep_shape(nt, nr, [&](auto nt_c, auto nr_c) {
-            mtt_preprocess_kernel<decltype(nt_c)::value, decltype(nr_c)::value>
-                <<<prep_blocks, k_mtt_prep_threads, 0, s>>>(c.H,
-                                                            static_cast<int>(c.n_mat),
-                                                            nr,
-                                                            nt,
-                                                            d_params.sorted_qr,
-                                                            Q,
-                                                            R,
-                                                            inv,
-                                                            perm);
-        });
-        MIMODET_CUDA_CHECK_LAUNCH();
+        launch_mtt_preprocess(
+            s, c.H, c.n_mat, nr, nt, d_params.sorted_qr, Q, R, inv, perm);
         const unsigned blocks = static_cast<unsigned>((c.n_vec + d_vpb - 1) / d_vpb);
         dispatch_nt(nt, "mtt", [&](auto nt_c) {
-            launch_nt<decltype(nt_c)::value>(blocks, s, c, Q, R, inv, perm);
+            dispatch_q(static_cast<int>(d_cfg.mod), "mtt", [&](auto q_c) {
+                launch_nt<decltype(nt_c)::value, decltype(q_c)::value>(
+                    blocks, s, c, Q, R, inv, perm);
+            });
         });
     }
 
     vector_stats host_stats() const override { return d_stats; }
 
 private:
-    template <int NT>
+    template <int NT, int Q>
     void launch_nt(unsigned blocks,
                    cudaStream_t s,
                    const chunk& c,
-                   const double2* Q,
+                   const double2* Qc,
                    const double2* R,
                    const double* inv,
                    const unsigned char* perm)
     {
-        const int q = static_cast<int>(d_cfg.mod);
-        const unsigned threads = static_cast<unsigned>(d_vpb << q); // k_mtt_threads
-        mtt_detect_kernel<NT><<<blocks, threads, d_shared, s>>>(c.y,
-                                                                Q,
-                                                                R,
-                                                                inv,
-                                                                perm,
-                                                                c.noise_var,
-                                                                static_cast<int>(c.n_vec),
-                                                                c.map,
-                                                                d_cfg.n_rx,
-                                                                q,
-                                                                d_vpb,
-                                                                d_cfg.llr_clip,
-                                                                c.llr);
+        const unsigned threads = static_cast<unsigned>(d_vpb << Q); // k_mtt_threads
+        mtt_detect_kernel<NT, Q>
+            <<<blocks, threads, d_shared, s>>>(c.y,
+                                               Qc,
+                                               R,
+                                               inv,
+                                               perm,
+                                               c.noise_var,
+                                               static_cast<int>(c.n_vec),
+                                               c.map,
+                                               d_cfg.n_rx,
+                                               d_vpb,
+                                               d_cfg.llr_clip,
+                                               c.llr);
         MIMODET_CUDA_CHECK_LAUNCH();
     }
 
@@ -336,6 +416,74 @@ private:
 };
 
 } // namespace
+
+size_t mtt_cuda_preprocess_differences(
+    const std::complex<float>* H, int n_mat, int n_rx, int n_tx, bool sorted)
+{
+    if (n_mat < 1 || n_rx < 1 || n_tx < 1 || n_tx > k_max_ant || n_rx > k_max_ant)
+        throw std::invalid_argument(
+            "mimodet: mtt_cuda_preprocess_differences: bad shape");
+    if (cuda_device_count() == 0)
+        throw std::runtime_error(
+            "mimodet: mtt_cuda_preprocess_differences: no CUDA device");
+    const size_t nt = static_cast<size_t>(n_tx), nr = static_cast<size_t>(n_rx);
+    const size_t n_h = n_mat * nr * nt, n_q = n_mat * nt * nr, n_r = n_mat * nt * nt;
+    const size_t n_i = n_mat * nt, n_p = n_mat * static_cast<size_t>(k_max_ant);
+    device_buffer<float2> d_h;
+    d_h.reserve(n_h);
+    MIMODET_CUDA_CHECK(
+        cudaMemcpy(d_h.get(), H, n_h * sizeof(float2), cudaMemcpyHostToDevice));
+    std::vector<double2> q[2], r[2];
+    std::vector<double> inv[2];
+    std::vector<unsigned char> p[2];
+    for (int k = 0; k < 2; ++k) {
+        device_buffer<double2> d_q, d_r;
+        device_buffer<double> d_i;
+        device_buffer<unsigned char> d_p;
+        d_q.reserve(n_q);
+        d_r.reserve(n_r);
+        d_i.reserve(n_i);
+        d_p.reserve(n_p);
+        // Unwritten entries (the permutation's tail) compare equal.
+        MIMODET_CUDA_CHECK(cudaMemset(d_p.get(), 0, n_p));
+        launch_mtt_preprocess(nullptr,
+                              d_h.get(),
+                              n_mat,
+                              n_rx,
+                              n_tx,
+                              sorted,
+                              d_q.get(),
+                              d_r.get(),
+                              d_i.get(),
+                              d_p.get(),
+                              /*one_thread=*/k == 1);
+        q[k].resize(n_q);
+        r[k].resize(n_r);
+        inv[k].resize(n_i);
+        p[k].resize(n_p);
+        MIMODET_CUDA_CHECK(cudaMemcpy(
+            q[k].data(), d_q.get(), n_q * sizeof(double2), cudaMemcpyDeviceToHost));
+        MIMODET_CUDA_CHECK(cudaMemcpy(
+            r[k].data(), d_r.get(), n_r * sizeof(double2), cudaMemcpyDeviceToHost));
+        MIMODET_CUDA_CHECK(cudaMemcpy(
+            inv[k].data(), d_i.get(), n_i * sizeof(double), cudaMemcpyDeviceToHost));
+        MIMODET_CUDA_CHECK(
+            cudaMemcpy(p[k].data(), d_p.get(), n_p, cudaMemcpyDeviceToHost));
+    }
+    // Bit patterns, so that NaN == NaN and -0 != +0.
+    const auto differ = [](const void* a, const void* b, size_t n, size_t size) {
+        size_t count = 0;
+        for (size_t i = 0; i < n; ++i)
+            count += std::memcmp(static_cast<const char*>(a) + i * size,
+                                 static_cast<const char*>(b) + i * size,
+                                 size) != 0;
+        return count;
+    };
+    return differ(q[0].data(), q[1].data(), 2 * n_q, sizeof(double)) +
+           differ(r[0].data(), r[1].data(), 2 * n_r, sizeof(double)) +
+           differ(inv[0].data(), inv[1].data(), n_i, sizeof(double)) +
+           differ(p[0].data(), p[1].data(), n_p, 1);
+}
 
 detector::sptr make_mtt_cuda_detector(const detector_config& cfg)
 {

@@ -228,9 +228,10 @@ inline sfsd_plan make_sfsd_plan(int nt, int q, int n_paths, int niter, int n_ext
  *   s_min[vpb][2][NT*q]   per-bit minima so far (bit patterns, ordered levels); only
  *                         with chunks (ext_cap < n_extra)
  *   s_sel[vpb][niter]     indices of the N_iter best branches, best first
- * NT is a template argument so that the symbol paths stay in registers.
+ * and, statically, the constellation. NT is a template argument so that the symbol paths
+ * stay in registers, Q (bits per symbol) so that the slicer and the label loops unroll.
  */
-template <int NT>
+template <int NT, int Q>
 __global__ void __launch_bounds__(k_sfsd_threads)
     sfsd_detect_kernel(const float2* __restrict__ y,
                        const double2* __restrict__ Qc,
@@ -241,7 +242,6 @@ __global__ void __launch_bounds__(k_sfsd_threads)
                        int n_vec,
                        const __grid_constant__ segment_map map,
                        int nr,
-                       int q,
                        int full_levels,
                        int n_paths,
                        int niter,
@@ -251,7 +251,9 @@ __global__ void __launch_bounds__(k_sfsd_threads)
                        float llr_clip,
                        float* __restrict__ llr)
 {
+    constexpr int q = Q;
     extern __shared__ double2 s_mem[];
+    __shared__ double2 s_pts[1 << Q];
     const int nb = NT * q;
     const int first_se = NT - 1 - full_levels; // highest SIC level (-1: none)
     const int per_path = q * (first_se + 1);   // candidates per selected path
@@ -264,7 +266,7 @@ __global__ void __launch_bounds__(k_sfsd_threads)
     int* s_sel = reinterpret_cast<int*>(s_min + (chunked ? vpb * 2 * nb : 0));
 
     const long long vbase = static_cast<long long>(blockIdx.x) * vpb;
-    const double2* pts = c_points + points_offset(q);
+    const double2* pts = s_pts;
     const double* pam = c_pam + pam_offset(q);
 
     // --- 0: y' = Q^H y, selection cleared (every entry defined).
@@ -280,6 +282,7 @@ __global__ void __launch_bounds__(k_sfsd_threads)
     }
     for (int idx = threadIdx.x; idx < vpb * niter; idx += k_sfsd_threads)
         s_sel[idx] = 0;
+    load_points<Q>(s_pts);
     __syncthreads();
 
     // --- 1: the FSD branches, one per work item (consecutive threads, same vector).
@@ -434,15 +437,17 @@ protected:
         const unsigned blocks =
             static_cast<unsigned>((c.n_vec + d_plan.vpb - 1) / d_plan.vpb);
         dispatch_nt(d_cfg.n_tx, "sfsd", [&](auto nt_c) {
-            launch_nt<decltype(nt_c)::value>(blocks, s, c, m);
+            dispatch_q(static_cast<int>(d_cfg.mod), "sfsd", [&](auto q_c) {
+                launch_nt<decltype(nt_c)::value, decltype(q_c)::value>(blocks, s, c, m);
+            });
         });
     }
 
 private:
-    template <int NT>
+    template <int NT, int Q>
     void launch_nt(unsigned blocks, cudaStream_t s, const chunk& c, const fsd_prep& m)
     {
-        sfsd_detect_kernel<NT><<<blocks, k_sfsd_threads, d_plan.smem, s>>>(
+        sfsd_detect_kernel<NT, Q><<<blocks, k_sfsd_threads, d_plan.smem, s>>>(
             c.y,
             m.Q,
             m.R,
@@ -452,7 +457,6 @@ private:
             static_cast<int>(c.n_vec),
             c.map,
             d_cfg.n_rx,
-            static_cast<int>(d_cfg.mod),
             d_params.full_levels,
             static_cast<int>(d_params.n_paths),
             d_params.niter,

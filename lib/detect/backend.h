@@ -156,6 +156,14 @@ std::unique_ptr<gpu_ofdm_demodulation> make_cuda_ofdm_demodulation(const ofdm_de
 size_t psd_cuda_preprocess_differences(
     const std::complex<float>* H, int n_mat, int n_rx, int n_tx, bool sorted);
 
+//! Test hook (cuda/mtt/mtt_cuda.cu): the CUDA MTT's preprocessing (complex sorted or
+//! plain QR, 1/R(k,k), permutation) of n_mat channel matrices H as above, by the
+//! lane-parallel kernel the detector runs and by the one-thread-per-matrix kernel (the
+//! other shapes' path); returns how many output values differ bit for bit. Throws
+//! std::runtime_error without a CUDA backend or device.
+size_t mtt_cuda_preprocess_differences(
+    const std::complex<float>* H, int n_mat, int n_rx, int n_tx, bool sorted);
+
 } // namespace core
 } // namespace mimodet
 } // namespace gr

@@ -42,6 +42,10 @@ size_t psd_cuda_preprocess_differences(const std::complex<float>*, int, int, int
 {
     throw std::runtime_error("mimodet: built without the CUDA backend");
 }
+size_t mtt_cuda_preprocess_differences(const std::complex<float>*, int, int, int, bool)
+{
+    throw std::runtime_error("mimodet: built without the CUDA backend");
+}
 } // namespace core
 
 } // namespace mimodet

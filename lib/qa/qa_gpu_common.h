@@ -13,11 +13,13 @@
 #define INCLUDED_MIMODET_QA_GPU_COMMON_H
 
 #include "qa_common.h"
-#include <gtest/gtest.h>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <gtest/gtest.h>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace qa {
 
@@ -78,6 +80,68 @@ inline bool& skipped_for_devices()
                          << gr::mimodet::cuda_device_count() << " present";              \
         }                                                                                \
     } while (0)
+
+/*!
+ * n_mat channel matrices (n_rx x n_tx each, row-major) for the tests that hold a lane-
+ * parallel preprocessing kernel against its one-thread-per-matrix twin: i.i.d. Rayleigh,
+ * and matrix m % 7 = 1..5 all zeros, two equal columns, one dead stream, 1e-18 times
+ * smaller, or columns that are the first turned by quarter turns (every real column of
+ * the same norm: ties in every pivot and ordering pick).
+ */
+inline std::vector<cf>
+preprocessing_channels(int nt, int nr, int n_mat, std::mt19937& rng)
+{
+    std::normal_distribution<float> g(0.0f, 0.7071f);
+    const cf quarter_turns[4] = { { 1, 0 }, { 0, 1 }, { -1, 0 }, { 0, -1 } };
+    std::vector<cf> H(static_cast<size_t>(n_mat) * nr * nt);
+    for (auto& h : H)
+        h = cf(g(rng), g(rng));
+    for (int m = 0; m < n_mat; ++m) {
+        cf* h = &H[static_cast<size_t>(m) * nr * nt];
+        for (int r = 0; r < nr; ++r)
+            for (int c = 0; c < nt; ++c) {
+                if (m % 7 == 1)
+                    h[r * nt + c] = 0.0f;
+                else if (m % 7 == 2 && c == nt - 1)
+                    h[r * nt + c] = h[r * nt];
+                else if (m % 7 == 3 && c == 0)
+                    h[r * nt + c] = 0.0f;
+                else if (m % 7 == 4)
+                    h[r * nt + c] *= 1e-18f;
+                else if (m % 7 == 5 && c > 0)
+                    h[r * nt + c] = h[r * nt] * quarter_turns[c % 4];
+            }
+    }
+    return H;
+}
+
+/*!
+ * The lane-parallel preprocessing tests: differences(H, n_mat, n_rx, n_tx, sorted), a
+ * detector's test hook (detect/backend.h) that runs its lane kernel and its
+ * one-thread-per-matrix kernel on the same matrices and counts the outputs that differ
+ * bit for bit, must give 0 for every shape with a lane kernel (4x4, 2x2, 2x4) and one
+ * without (3x3), matrix counts that leave a warp's or a block's lanes idle, both QRs,
+ * and H from preprocessing_channels (seed).
+ */
+template <typename Differences>
+void expect_lanes_equal_one_thread(uint32_t seed, Differences&& differences)
+{
+    std::mt19937 rng(seed);
+    const int shapes[][2] = { { 4, 4 }, { 2, 2 }, { 2, 4 }, { 3, 3 } }; // n_tx, n_rx
+    for (const auto& shape : shapes)
+        for (int n_mat : { 1, 3, 1200, 1203 })
+            for (bool sorted : { false, true }) {
+                const int nt = shape[0], nr = shape[1];
+                const auto H = preprocessing_channels(nt, nr, n_mat, rng);
+                const std::string what = std::to_string(nt) + "x" + std::to_string(nr) +
+                                         " n_mat=" + std::to_string(n_mat) +
+                                         (sorted ? " sorted" : " plain");
+                size_t differ = 1;
+                ASSERT_NO_THROW(differ = differences(H.data(), n_mat, nr, nt, sorted))
+                    << what;
+                EXPECT_EQ(differ, 0u) << what;
+            }
+}
 
 inline const modulation k_gpu_mods[] = { modulation::qpsk,
                                           modulation::qam16,

@@ -9,6 +9,7 @@
 // to rounding) and, for two transmit antennas, against exhaustive max-log ML (ctest label
 // "gpu"); every test skips where there is no CUDA device.
 
+#include "detect/backend.h"
 #include "qa_gpu_common.h"
 #include <algorithm>
 #include <cmath>
@@ -97,6 +98,16 @@ TEST(gpu_mtt, matches_cpu_sorted_and_plain_qr)
                                0.0f,
                                name(nt, nr, mod, sorted, 0.0f));
     });
+}
+
+TEST(gpu_mtt, lane_parallel_preprocessing_equals_one_thread_per_matrix)
+{
+    QA_SKIP_WITHOUT_GPU();
+    // The detector's preprocessing (one lane per column) against the
+    // one-thread-per-matrix kernel: the same expressions in the same order, so Q, R,
+    // 1/R(k,k) and the permutation must be equal bit for bit, in every case of
+    // qa::expect_lanes_equal_one_thread (random, singular, tied and scaled channels).
+    qa::expect_lanes_equal_one_thread(2028, core::mtt_cuda_preprocess_differences);
 }
 
 TEST(gpu_mtt, matches_cpu_with_llr_clip)

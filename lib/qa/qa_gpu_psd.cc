@@ -373,47 +373,9 @@ TEST(gpu_psd, lane_parallel_preprocessing_equals_one_thread_per_matrix)
     SKIP_WITHOUT_GPU();
     // The detector's preprocessing (one lane per real column) against the
     // one-thread-per-matrix kernel: the same operations in the same order, so R, Q^T
-    // and the permutation must be equal bit for bit, on random, singular and scaled
-    // channels, with both QRs, for every shape with a lane kernel and one without (3x3),
-    // and with matrix counts that leave a warp's or a block's lanes idle.
-    std::mt19937 rng(2026);
-    std::normal_distribution<float> g(0.0f, 0.7071f);
-    const qa::cf k_quarter_turns[4] = { { 1, 0 }, { 0, 1 }, { -1, 0 }, { 0, -1 } };
-    const int shapes[][2] = { { 4, 4 }, { 2, 2 }, { 2, 4 }, { 3, 3 } }; // n_tx, n_rx
-    for (const auto& shape : shapes)
-        for (int n_mat : { 1, 3, 1200, 1203 })
-            for (bool sorted : { false, true }) {
-                const int nt = shape[0], nr = shape[1];
-                std::vector<qa::cf> H(static_cast<size_t>(n_mat) * nr * nt);
-                for (auto& h : H)
-                    h = qa::cf(g(rng), g(rng));
-                for (int m = 0; m < n_mat; ++m) {
-                    qa::cf* h = &H[static_cast<size_t>(m) * nr * nt];
-                    for (int r = 0; r < nr; ++r)
-                        for (int c = 0; c < nt; ++c) {
-                            if (m % 7 == 1)
-                                h[r * nt + c] = 0.0f; // all zeros
-                            else if (m % 7 == 2 && c == nt - 1)
-                                h[r * nt + c] = h[r * nt]; // equal columns
-                            else if (m % 7 == 3 && c == 0)
-                                h[r * nt + c] = 0.0f; // one dead stream
-                            else if (m % 7 == 4)
-                                h[r * nt + c] *= 1e-18f; // tiny
-                            else if (m % 7 == 5 && c > 0)
-                                // Every real column of the same norm: the sorted QR's
-                                // pivots are ties (column c and n_tx + c always are).
-                                h[r * nt + c] = h[r * nt] * k_quarter_turns[c % 4];
-                        }
-                }
-                const std::string what = std::to_string(nt) + "x" + std::to_string(nr) +
-                                         " n_mat=" + std::to_string(n_mat) +
-                                         (sorted ? " sorted" : " cgs2");
-                size_t differ = 1;
-                ASSERT_NO_THROW(differ = core::psd_cuda_preprocess_differences(
-                                    H.data(), n_mat, nr, nt, sorted))
-                    << what;
-                EXPECT_EQ(differ, 0u) << what;
-            }
+    // and the permutation must be equal bit for bit, in every case of
+    // qa::expect_lanes_equal_one_thread (random, singular, tied and scaled channels).
+    qa::expect_lanes_equal_one_thread(2026, core::psd_cuda_preprocess_differences);
 }
 
 TEST(gpu_psd, buffers_are_reused_across_batch_sizes)
