@@ -198,6 +198,17 @@ void dispatch_q(int q, const char* who, F&& f)
     }
 }
 
+/*!
+ * Calls f(std::integral_constant<int, NT>{}, std::integral_constant<int, Q>{}) for
+ * NT = nt and Q = q (dispatch_nt, dispatch_q): a kernel templated on both.
+ */
+template <typename F>
+void dispatch_nt_q(int nt, int q, const char* who, F&& f)
+{
+    dispatch_nt(
+        nt, who, [&](auto nt_c) { dispatch_q(q, who, [&](auto q_c) { f(nt_c, q_c); }); });
+}
+
 #ifdef __CUDACC__
 /*!
  * Copies the 2^Q points of the modulation into a block's shared memory (the caller's

@@ -183,11 +183,10 @@ protected:
         const fsd_prep m = preprocess(s, c);
         const int vpb = k_detect_threads >> d_tpv_log2;
         const unsigned blocks = static_cast<unsigned>((c.n_vec + vpb - 1) / vpb);
-        dispatch_nt(d_cfg.n_tx, "fsd", [&](auto nt_c) {
-            dispatch_q(static_cast<int>(d_cfg.mod), "fsd", [&](auto q_c) {
+        dispatch_nt_q(
+            d_cfg.n_tx, static_cast<int>(d_cfg.mod), "fsd", [&](auto nt_c, auto q_c) {
                 launch_nt<decltype(nt_c)::value, decltype(q_c)::value>(blocks, s, c, m);
             });
-        });
     }
 
 private:

@@ -5,11 +5,10 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// The per-thread steps of the CUDA MTT (mtt_cuda.cu), __host__ __device__ so that a host
-// harness can replay a thread block step by step and compare with the CPU MTT
-// (lib/detect/mtt/mtt.cc) without a GPU. Every step performs the CPU's operations in the
-// CPU's order, and every arg-min keeps the first minimum, as the CPU does: the GPU then
-// follows the same trellis paths and its LLRs differ only by rounding.
+// The per-thread steps of the CUDA MTT (mtt_cuda.cu). Every step performs the operations
+// of the CPU MTT (lib/detect/mtt/mtt.cc) in its order (nvcc fuses some multiply-adds),
+// and every arg-min keeps the first minimum, as the CPU does: the GPU then follows the
+// same trellis paths and its LLRs differ only by rounding.
 //
 // Thread v of a received vector plays two roles at each stage: path v of the reduced
 // survivors (it extends its path to the last stage, one slicer decision per position)
@@ -51,11 +50,23 @@ mtt_root(const double2* z, const double2* Rm, double2 x, double2* res)
 }
 
 /*!
- * Edge reduction (Eq. 9) into vertex label x of position pn: the least weight
- * d_k + |a_k - R(pn,pn) x|^2 over the M paths k of the previous stage (metrics d[k],
- * residual entries at pn a[k * a_stride]), arg_k its first (lowest) path, as the CPU.
+ * Path k's key for the edge reductions at position pn: w_k = d_k + |a_k|^2, its metric
+ * plus the squared residual entry at pn (mtt_reduce).
  */
-MIMODET_HD inline double mtt_reduce(const double* d,
+MIMODET_HD inline double mtt_reduce_key(double d, double2 a)
+{
+    return d + (a.x * a.x + a.y * a.y);
+}
+
+/*!
+ * Edge reduction (Eq. 9) into vertex label x of position pn: the least weight
+ * d_k + |a_k - u|^2, u = R(pn,pn) x, over the M paths k of the previous stage (keys
+ * w[k] = mtt_reduce_key(d_k, a_k), residual entries at pn a[k * a_stride]), arg_k its
+ * first (lowest) path, as the CPU. The weight is taken as w_k - 2 Re(conj(a_k) u), plus
+ * |u|^2 once (the same for every k): two multiply-adds per edge instead of five
+ * operations (the edge reductions are most of the MTT's arithmetic).
+ */
+MIMODET_HD inline double mtt_reduce(const double* w,
                                     const double2* a,
                                     int a_stride,
                                     double2 rpp,
@@ -63,20 +74,19 @@ MIMODET_HD inline double mtt_reduce(const double* d,
                                     int M,
                                     int& arg_k)
 {
-    const double2 dv = cmul(rpp, x);
+    const double2 u = cmul(rpp, x);
+    const double mx = -2.0 * u.x, my = -2.0 * u.y; // exact
     double best = INFINITY;
     arg_k = 0;
     for (int k = 0; k < M; ++k) {
         const double2 ak = a[k * a_stride];
-        const double er = ak.x - dv.x;
-        const double ei = ak.y - dv.y;
-        const double e = d[k] + (er * er + ei * ei);
+        const double e = w[k] + ak.y * my + ak.x * mx;
         if (e < best) {
             best = e;
             arg_k = k;
         }
     }
-    return best;
+    return best + (u.x * u.x + u.y * u.y);
 }
 
 //! dst[r] = src[r] - R(r,p) x for the rows r < p (may alias).

@@ -153,6 +153,20 @@ MIMODET_HD inline int se_wave_next(int w) { return w_wave0 + 2 * w + 1; }
 constexpr int k_se_max_waves = psd_se_max_n;
 constexpr int k_se_words = w_wave0 + 2 * (k_se_max_waves + 1);
 
+//! Points pb at z and matrix m's R and row weights.
+__device__ inline void se_point_at(psd_se_problem& pb,
+                                   const psd_se_layout& L,
+                                   const double* R,
+                                   const double* w,
+                                   const double* z,
+                                   size_t m)
+{
+    const int N = L.N;
+    pb.z = z;
+    pb.w = w + m * N;
+    pb.R = R + m * N * N;
+}
+
 /*!
  * Points pb at vector v's problem: z (computed here) in the thread's slice of shared
  * memory (s_z: NMAX doubles a thread), matrix m's R and row weights in global memory
@@ -200,9 +214,7 @@ __device__ inline void se_load(psd_se_problem& pb,
                              rn_add(rn_mul(qt[k * M + i], yr[i]), rn_mul(qt[k * M + nrx + i], yi[i])));
         z[k] = acc;
     }
-    pb.z = z;
-    pb.w = w + m * N;
-    pb.R = R + m * N * N;
+    se_point_at(pb, L, R, w, z, m);
 }
 
 /*!
@@ -225,10 +237,7 @@ __device__ inline void se_load_task(psd_se_problem& pb,
                                     size_t m,
                                     int v)
 {
-    const int N = L.N;
-    pb.z = z + static_cast<size_t>(v) * N;
-    pb.w = w + m * N;
-    pb.R = R + m * N * N;
+    se_point_at(pb, L, R, w, z + static_cast<size_t>(v) * L.N, m);
 }
 
 //! Stores a spreading search's z (pb's) for its tasks.
@@ -756,7 +765,8 @@ __global__ void __launch_bounds__(k_se_threads)
     // A wave without tasks ends the search (tasks come only from the wave before), and
     // its blocks leave before any set-up (the count is the same for every thread, so none
     // waits at the barrier below).
-    if (se_wave_tasks<Cooperative>(W, first_wave) == 0)
+    const int first_tasks = se_wave_tasks<Cooperative>(W, first_wave);
+    if (first_tasks == 0)
         return;
     __shared__ double s_value[8];
     __shared__ unsigned long long s_start;
@@ -809,7 +819,7 @@ __global__ void __launch_bounds__(k_se_threads)
                       map,
                       W,
                       first_wave,
-                      se_wave_tasks<Cooperative>(W, first_wave),
+                      first_tasks,
                       task_nodes,
                       drain_nodes);
     }

@@ -436,11 +436,10 @@ protected:
         const fsd_prep m = preprocess(s, c);
         const unsigned blocks =
             static_cast<unsigned>((c.n_vec + d_plan.vpb - 1) / d_plan.vpb);
-        dispatch_nt(d_cfg.n_tx, "sfsd", [&](auto nt_c) {
-            dispatch_q(static_cast<int>(d_cfg.mod), "sfsd", [&](auto q_c) {
+        dispatch_nt_q(
+            d_cfg.n_tx, static_cast<int>(d_cfg.mod), "sfsd", [&](auto nt_c, auto q_c) {
                 launch_nt<decltype(nt_c)::value, decltype(q_c)::value>(blocks, s, c, m);
             });
-        });
     }
 
 private:

@@ -47,6 +47,8 @@ public:
           d_inv_diag(d_nt),
           d_diag_re(d_nt * d_M),
           d_diag_im(d_nt * d_M),
+          d_m2diag_re(d_nt * d_M),
+          d_m2diag_im(d_nt * d_M),
           d_col_re(d_nt * d_M * d_nt),
           d_col_im(d_nt * d_M * d_nt),
           d_z(d_nt),
@@ -98,8 +100,9 @@ public:
     }
 
 private:
-    // Per matrix: R(p,p) x_q (the edge weight's new term, Eq. 14) and R(r,p) x_q for the
-    // rows r < p still to be visited (the residual update, Eq. 13).
+    // Per matrix: R(p,p) x_q (the edge weight's new term, Eq. 14; -2 R(p,p) x_q for the
+    // reductions) and R(r,p) x_q for the rows r < p still to be visited (the residual
+    // update, Eq. 13).
     void prepare(const MatC& R)
     {
         const auto& pts = d_c.points();
@@ -109,6 +112,8 @@ private:
                 const cd dv = R(p, p) * pts[q];
                 d_diag_re[p * d_M + q] = dv.real();
                 d_diag_im[p * d_M + q] = dv.imag();
+                d_m2diag_re[p * d_M + q] = -2.0 * dv.real();
+                d_m2diag_im[p * d_M + q] = -2.0 * dv.imag();
                 double* cre = &d_col_re[(p * d_M + q) * d_nt];
                 double* cim = &d_col_im[(p * d_M + q) * d_nt];
                 for (int r = 0; r < p; ++r) {
@@ -173,17 +178,20 @@ private:
                 // reduction (the least incoming path k per vertex q, Eq. 9); L_t's first
                 // extension is path k's best edge (Eq. 11), from the slicer.
                 const int pn = p - 1;
+                // The weight d_k + |a_k - u_q|^2 as w_k - 2 Re(conj(a_k) u_q), plus
+                // |u_q|^2 after the reduction (mtt_device.cuh's mtt_reduce).
                 const double* dre = &d_diag_re[pn * M];
                 const double* dim = &d_diag_im[pn * M];
+                const double* mre = &d_m2diag_re[pn * M];
+                const double* mim = &d_m2diag_im[pn * M];
                 std::fill(d_new_d.begin(), d_new_d.end(), k_inf);
                 for (int k = 0; k < M; ++k) {
                     const double ar = d_red_re[k * nt + pn];
                     const double ai = d_red_im[k * nt + pn];
                     const double dk = d_red_d[k];
+                    const double wk = dk + (ar * ar + ai * ai);
                     for (int q = 0; q < M; ++q) {
-                        const double er = ar - dre[q];
-                        const double ei = ai - dim[q];
-                        const double e = dk + (er * er + ei * ei);
+                        const double e = wk + ai * mim[q] + ar * mre[q];
                         if (e < d_new_d[q]) {
                             d_new_d[q] = e;
                             d_red_arg[q] = k;
@@ -201,6 +209,7 @@ private:
                            &d_ext_im[k * nt]);
                 }
                 for (int q = 0; q < M; ++q) {
+                    d_new_d[q] += dre[q] * dre[q] + dim[q] * dim[q];
                     const int k = d_red_arg[q];
                     cancel(&d_red_re[k * nt],
                            &d_red_im[k * nt],
@@ -259,6 +268,7 @@ private:
     // Per matrix.
     std::vector<double> d_inv_diag;           // [position]
     std::vector<double> d_diag_re, d_diag_im; // [position][label]
+    std::vector<double> d_m2diag_re, d_m2diag_im; // -2 x the above
     std::vector<double> d_col_re, d_col_im;   // [position][label][row]
     // Per vector: residuals [path][row] and metrics [path] of the reduced survivors
     // (d_red_*), the next stage's survivors (d_new_*) and the extended paths of the
