@@ -41,8 +41,16 @@ mimo_receiver::sptr mimo_receiver::make(const detector_config& cfg,
     const double ratio = core::pilot_ratio::checked_db(pilot_ratio_db, "mimo_receiver", true);
     // One slot per detect call: the stall bound is a deadline of slot_limit_us.
     const detector_config run_cfg = stall_bounded("mimo_receiver", cfg, slot_limit_us);
-    return gnuradio::make_block_sptr<mimo_receiver_impl>(
-        run_cfg, bandwidth_mhz, cell_id, soft_output, n_est, time_domain, fft_backoff, ratio);
+    const bool exact_psd = cfg.algorithm == "psd" && !(cfg.psd_deadline_us > 0.0);
+    return gnuradio::make_block_sptr<mimo_receiver_impl>(run_cfg,
+                                                         bandwidth_mhz,
+                                                         cell_id,
+                                                         soft_output,
+                                                         n_est,
+                                                         time_domain,
+                                                         fft_backoff,
+                                                         ratio,
+                                                         receiver_gpu_lanes(exact_psd));
 }
 
 namespace {
@@ -61,7 +69,8 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                                        int est_threads,
                                        bool time_domain,
                                        int fft_backoff,
-                                       double pilot_ratio_db)
+                                       double pilot_ratio_db,
+                                       int gpu_lanes)
     : gr::block(
           "mimo_receiver",
           gr::io_signature::make(
@@ -75,7 +84,7 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
       d_aligner(d_slot_samples), d_cell(checked_cell_id("mimo_receiver", cell_id)),
       d_lanes(cfg,
               lte_numerology::from_bandwidth(bandwidth_mhz),
-              receiver_gpu_lanes(),
+              gpu_lanes,
               [n_rx = cfg.n_rx,
                est_threads,
                backoff = time_domain ? std::optional<int>(fft_backoff) : std::nullopt,

@@ -32,7 +32,8 @@ public:
                        int est_threads,
                        bool time_domain,
                        int fft_backoff,
-                       double pilot_ratio_db);
+                       double pilot_ratio_db,
+                       int gpu_lanes);
 
     int items_per_slot(int ns) const override;
     std::string backend() const override { return d_lanes.backend(); }

@@ -19,7 +19,11 @@ int gpu_lanes(bool deadline)
     return n ? n : deadline ? 1 : 2;
 }
 
-int receiver_gpu_lanes() { return gpu_lanes(false); }
+int receiver_gpu_lanes(bool exact_psd)
+{
+    const int n = core::tuning::gpu_lanes();
+    return n ? n : exact_psd ? 4 : 2;
+}
 
 bool stop_requested() { return boost::this_thread::interruption_requested(); }
 

@@ -38,9 +38,14 @@ int gpu_lanes(bool deadline);
  * time, and psd's second lane drains it faster: measured on an H100, a 4 ms stall costs
  * 12.7 late slots against 19.6 with one lane, with the same latency on time
  * (docs/PERFORMANCE.md, "Late slots a stall costs").
+ * exact_psd (psd without the user's deadline): 4. A slot of the exact search waits on its
+ * chain of search kernels, each as long as its longest task, not on the GPU's
+ * throughput, so slots in flight together share the GPU almost for free: measured on an
+ * H100, 20 MHz 4x4, 1.47x the slots/s at 64QAM 20 dB, 1.35x at 16QAM 15 dB and 1.59x at
+ * QPSK 8 dB against two lanes (docs/PERFORMANCE.md, "In the flowgraph, exact").
  * MIMODET_GPU_LANES=1..4 overrides it (measurements only).
  */
-int receiver_gpu_lanes();
+int receiver_gpu_lanes(bool exact_psd);
 
 //! True where the calling thread is a GNU Radio scheduler thread asked to stop
 //! (top_block::stop interrupts it).

@@ -40,7 +40,9 @@ namespace mimodet {
  * other in its thread (channel_estimator and mimo_detector overlap them in two threads,
  * and sustain more slots per second on the CPU: docs/PERFORMANCE.md). The results are
  * those of the two blocks with the same backend. Two lanes (also with a PSD deadline)
- * work on two queued slots at once on the GPU.
+ * work on two queued slots at once on the GPU; four for psd without the user's
+ * deadline, whose slots wait on their search kernels' latency rather than the GPU's
+ * throughput (docs/PERFORMANCE.md).
  *
  * With time_domain, the inputs are instead the n_rx time-domain streams of ofdm_sync
  * (gr_complex samples, the "slot" tag on each slot's first sample, read on input 0 and
@@ -59,7 +61,8 @@ namespace mimodet {
  * saturated LLRs are seen). Items without a slot tag take the previous slot + 1.
  *
  * Stall bound: as mimo_detector's (psd without a deadline): each slot's detection may
- * take slot_limit_us (default 2500 us, five slot times); a slot it cuts short gets the "truncated" tag.
+ * take slot_limit_us (default 2500 us, five slot times); a slot it cuts short gets the
+ * "truncated" tag.
  */
 class MIMODET_API mimo_receiver : virtual public gr::block
 {
