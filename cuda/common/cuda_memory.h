@@ -14,6 +14,8 @@
 #include "cuda/common/cuda_check.h"
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
+#include <vector>
 
 namespace gr {
 namespace mimodet {
@@ -51,6 +53,27 @@ private:
     T* d_ptr = nullptr;
     size_t d_cap = 0;
 };
+
+//! The first n elements of a device buffer, copied to the host (tests' hooks).
+template <typename T>
+std::vector<T> download(const device_buffer<T>& d, size_t n)
+{
+    std::vector<T> h(n);
+    MIMODET_CUDA_CHECK(
+        cudaMemcpy(h.data(), d.get(), n * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+//! Elements of a and b (the same length) whose bit patterns differ, so that NaN == NaN
+//! and -0 != +0 (the tests' hooks that compare two kernels' outputs).
+template <typename T>
+size_t count_bit_differences(const std::vector<T>& a, const std::vector<T>& b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        n += std::memcmp(&a[i], &b[i], sizeof(T)) != 0;
+    return n;
+}
 
 //! Page-locked host staging memory (asynchronous copies need it), grown like above.
 template <typename T>

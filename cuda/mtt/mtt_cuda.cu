@@ -41,7 +41,6 @@
 #include "detect/mtt/mtt_common.h"
 #include <climits>
 #include <complex>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -471,32 +470,15 @@ size_t mtt_cuda_preprocess_differences(
                               d_i.get(),
                               d_p.get(),
                               /*one_thread=*/k == 1);
-        q[k].resize(n_q);
-        r[k].resize(n_r);
-        inv[k].resize(n_i);
-        p[k].resize(n_p);
-        MIMODET_CUDA_CHECK(cudaMemcpy(
-            q[k].data(), d_q.get(), n_q * sizeof(double2), cudaMemcpyDeviceToHost));
-        MIMODET_CUDA_CHECK(cudaMemcpy(
-            r[k].data(), d_r.get(), n_r * sizeof(double2), cudaMemcpyDeviceToHost));
-        MIMODET_CUDA_CHECK(cudaMemcpy(
-            inv[k].data(), d_i.get(), n_i * sizeof(double), cudaMemcpyDeviceToHost));
-        MIMODET_CUDA_CHECK(
-            cudaMemcpy(p[k].data(), d_p.get(), n_p, cudaMemcpyDeviceToHost));
+        MIMODET_CUDA_CHECK_LAUNCH();
+        q[k] = download(d_q, n_q);
+        r[k] = download(d_r, n_r);
+        inv[k] = download(d_i, n_i);
+        p[k] = download(d_p, n_p);
     }
-    // Bit patterns, so that NaN == NaN and -0 != +0.
-    const auto differ = [](const void* a, const void* b, size_t n, size_t size) {
-        size_t count = 0;
-        for (size_t i = 0; i < n; ++i)
-            count += std::memcmp(static_cast<const char*>(a) + i * size,
-                                 static_cast<const char*>(b) + i * size,
-                                 size) != 0;
-        return count;
-    };
-    return differ(q[0].data(), q[1].data(), 2 * n_q, sizeof(double)) +
-           differ(r[0].data(), r[1].data(), 2 * n_r, sizeof(double)) +
-           differ(inv[0].data(), inv[1].data(), n_i, sizeof(double)) +
-           differ(p[0].data(), p[1].data(), n_p, 1);
+    // double2 compares as one 16-byte pattern: a difference in either half counts once.
+    return count_bit_differences(q[0], q[1]) + count_bit_differences(r[0], r[1]) +
+           count_bit_differences(inv[0], inv[1]) + count_bit_differences(p[0], p[1]);
 }
 
 detector::sptr make_mtt_cuda_detector(const detector_config& cfg)

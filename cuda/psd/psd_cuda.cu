@@ -97,15 +97,14 @@
 #include "detect/psd/psd_common.h"
 #include "detect/psd/psd_params.h"
 #include "detect/psd/psd_se.h"
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/warp/warp_merge_sort.cuh>
-#include <algorithm>
-#include <climits>
-#include <cstdlib>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -1717,47 +1716,40 @@ size_t psd_cuda_preprocess_differences(
     const size_t n_r = n_mat * N * N, n_q = n_mat * N * M, n_p = n_mat * k_psd_max_n;
     const size_t n_w = n_mat * N;
     device_buffer<float2> d_h;
-    device_buffer<double> d_r[2], d_q[2], d_w[2];
-    device_buffer<uint8_t> d_p[2];
     d_h.reserve(n_h);
     MIMODET_CUDA_CHECK(cudaMemcpy(d_h.get(), H, n_h * sizeof(float2), cudaMemcpyHostToDevice));
     std::vector<double> r[2], q[2], w[2];
     std::vector<uint8_t> p[2];
     for (int k = 0; k < 2; ++k) {
-        d_r[k].reserve(n_r);
-        d_q[k].reserve(n_q);
-        d_w[k].reserve(n_w);
-        d_p[k].reserve(n_p);
+        device_buffer<double> d_r, d_q, d_w;
+        device_buffer<uint8_t> d_p;
+        d_r.reserve(n_r);
+        d_q.reserve(n_q);
+        d_w.reserve(n_w);
+        d_p.reserve(n_p);
         // Unwritten entries (the permutation's tail) compare equal.
-        MIMODET_CUDA_CHECK(cudaMemset(d_p[k].get(), 0, n_p));
+        MIMODET_CUDA_CHECK(cudaMemset(d_p.get(), 0, n_p));
         // The depth-first search's weights too (any scale: the same on both).
-        launch_psd_preprocess(nullptr, d_h.get(), n_mat, n_rx, n_tx, sorted, d_r[k].get(),
-                              d_q[k].get(), d_p[k].get(), d_w[k].get(), 1.0,
+        launch_psd_preprocess(nullptr,
+                              d_h.get(),
+                              n_mat,
+                              n_rx,
+                              n_tx,
+                              sorted,
+                              d_r.get(),
+                              d_q.get(),
+                              d_p.get(),
+                              d_w.get(),
+                              1.0,
                               /*one_thread=*/k == 1);
         MIMODET_CUDA_CHECK_LAUNCH();
-        r[k].resize(n_r);
-        q[k].resize(n_q);
-        w[k].resize(n_w);
-        p[k].resize(n_p);
-        MIMODET_CUDA_CHECK(
-            cudaMemcpy(r[k].data(), d_r[k].get(), n_r * sizeof(double), cudaMemcpyDeviceToHost));
-        MIMODET_CUDA_CHECK(
-            cudaMemcpy(q[k].data(), d_q[k].get(), n_q * sizeof(double), cudaMemcpyDeviceToHost));
-        MIMODET_CUDA_CHECK(cudaMemcpy(
-            w[k].data(), d_w[k].get(), n_w * sizeof(double), cudaMemcpyDeviceToHost));
-        MIMODET_CUDA_CHECK(cudaMemcpy(p[k].data(), d_p[k].get(), n_p, cudaMemcpyDeviceToHost));
+        r[k] = download(d_r, n_r);
+        q[k] = download(d_q, n_q);
+        w[k] = download(d_w, n_w);
+        p[k] = download(d_p, n_p);
     }
-    // Bit patterns, so that NaN == NaN and -0 != +0.
-    const auto differ = [](const std::vector<double>& a, const std::vector<double>& b) {
-        size_t n = 0;
-        for (size_t i = 0; i < a.size(); ++i)
-            n += std::memcmp(&a[i], &b[i], sizeof(double)) != 0;
-        return n;
-    };
-    size_t n = differ(r[0], r[1]) + differ(q[0], q[1]) + differ(w[0], w[1]);
-    for (size_t i = 0; i < n_p; ++i)
-        n += p[0][i] != p[1][i];
-    return n;
+    return count_bit_differences(r[0], r[1]) + count_bit_differences(q[0], q[1]) +
+           count_bit_differences(w[0], w[1]) + count_bit_differences(p[0], p[1]);
 }
 
 detector::sptr make_psd_cuda_detector(const detector_config& cfg)
