@@ -73,6 +73,30 @@ MIMODET_HD_INLINE void qr_store(const double2 (*q)[k_max_ant],
 }
 
 /*!
+ * The sorted QR's update of column v against the finished (unit) column u: r = u^H v
+ * (summed in row order), v -= r u; returns v's new squared norm (the next pivot's key),
+ * summed as v is updated.
+ */
+template <int NR_C = 0>
+MIMODET_HD_INLINE double
+qr_sorted_update(const double2* u, double2* v, int nr_rt, double2& r)
+{
+    const int nr = NR_C ? NR_C : nr_rt;
+    double2 c = make_double2(0.0, 0.0);
+    MIMODET_UNROLL
+    for (int k = 0; k < nr; ++k)
+        c = cadd(c, cmulc(u[k], v[k]));
+    r = c;
+    double s = 0.0;
+    MIMODET_UNROLL
+    for (int k = 0; k < nr; ++k) {
+        v[k] = csub(v[k], cmul(c, u[k]));
+        s += cnorm(v[k]);
+    }
+    return s;
+}
+
+/*!
  * Sorted QR (qr.cc qr_sorted, Wuebben 2001): modified Gram-Schmidt that moves, at step
  * i, the remaining column with the least residual norm to position i. The pivot is the
  * FIRST minimum (std::min_element), and the residual norms are recomputed (not
@@ -139,20 +163,8 @@ MIMODET_HD_INLINE void qr_sorted_one(
             q[i][r] = nrm > 0.0 ? make_double2(q[i][r].x / nrm, q[i][r].y / nrm)
                                 : make_double2(0.0, 0.0);
         MIMODET_UNROLL
-        for (int l = i + 1; l < nt; ++l) {
-            double2 c = make_double2(0.0, 0.0);
-            MIMODET_UNROLL
-            for (int r = 0; r < nr; ++r)
-                c = cadd(c, cmulc(q[i][r], q[l][r]));
-            Rm[i][l] = c;
-            double s = 0.0;
-            MIMODET_UNROLL
-            for (int r = 0; r < nr; ++r) {
-                q[l][r] = csub(q[l][r], cmul(c, q[i][r]));
-                s += cnorm(q[l][r]);
-            }
-            norm2[l] = s;
-        }
+        for (int l = i + 1; l < nt; ++l)
+            norm2[l] = qr_sorted_update<NR_C>(q[i], q[l], nr, Rm[i][l]);
     }
     qr_store<NT_C, NR_C>(q, Rm, p, nr, nt, Qc, Ro, pm);
 }
@@ -358,20 +370,8 @@ __device__ __forceinline__ void qr_sorted_lanes(double2 (*q)[NR],
             }
         }
         __syncthreads();
-        if (c > i) {
-            double2 d = make_double2(0.0, 0.0);
-            MIMODET_UNROLL
-            for (int r = 0; r < NR; ++r)
-                d = cadd(d, cmulc(q[i][r], v[r]));
-            Rc[i] = d;
-            double s = 0.0;
-            MIMODET_UNROLL
-            for (int r = 0; r < NR; ++r) {
-                v[r] = csub(v[r], cmul(d, q[i][r]));
-                s += cnorm(v[r]);
-            }
-            n2 = s;
-        }
+        if (c > i)
+            n2 = qr_sorted_update<NR>(q[i], v, NR, Rc[i]);
         __syncthreads(); // q is written again at the next step
     }
 }

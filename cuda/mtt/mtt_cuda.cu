@@ -470,7 +470,6 @@ size_t mtt_cuda_preprocess_differences(
                               d_i.get(),
                               d_p.get(),
                               /*one_thread=*/k == 1);
-        MIMODET_CUDA_CHECK_LAUNCH();
         q[k] = download(d_q, n_q);
         r[k] = download(d_r, n_r);
         inv[k] = download(d_i, n_i);

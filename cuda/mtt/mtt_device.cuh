@@ -53,10 +53,7 @@ mtt_root(const double2* z, const double2* Rm, double2 x, double2* res)
  * Path k's key for the edge reductions at position pn: w_k = d_k + |a_k|^2, its metric
  * plus the squared residual entry at pn (mtt_reduce).
  */
-MIMODET_HD inline double mtt_reduce_key(double d, double2 a)
-{
-    return d + (a.x * a.x + a.y * a.y);
-}
+MIMODET_HD inline double mtt_reduce_key(double d, double2 a) { return d + cnorm(a); }
 
 /*!
  * Edge reduction (Eq. 9) into vertex label x of position pn: the least weight
@@ -86,7 +83,7 @@ MIMODET_HD inline double mtt_reduce(const double* w,
             arg_k = k;
         }
     }
-    return best + (u.x * u.x + u.y * u.y);
+    return best + cnorm(u);
 }
 
 //! dst[r] = src[r] - R(r,p) x for the rows r < p (may alias).
