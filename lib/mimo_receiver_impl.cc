@@ -5,9 +5,10 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "detector_block_common.h"
 #include "mimo_receiver_impl.h"
+#include "detector_block_common.h"
 #include "phy/pilot_ratio.h"
+#include "util/tuning.h"
 #include <algorithm>
 #include <cstring>
 #include <gnuradio/block_detail.h>
@@ -50,7 +51,8 @@ mimo_receiver::sptr mimo_receiver::make(const detector_config& cfg,
                                                          time_domain,
                                                          fft_backoff,
                                                          ratio,
-                                                         receiver_gpu_lanes(exact_psd));
+                                                         receiver_gpu_lanes(exact_psd),
+                                                         exact_psd);
 }
 
 namespace {
@@ -70,7 +72,8 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                                        bool time_domain,
                                        int fft_backoff,
                                        double pilot_ratio_db,
-                                       int gpu_lanes)
+                                       int gpu_lanes,
+                                       bool slots_in_flight)
     : gr::block(
           "mimo_receiver",
           gr::io_signature::make(
@@ -119,13 +122,25 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
         d_logger->warn("the GPU detector does not gather on its device for this "
                        "configuration: H goes through the host");
     d_max_per_slot = d_lanes[0].detection().max_values_per_slot();
+    // Slots in flight across calls for exact psd on the GPU (slots_in_flight): its lone
+    // slot takes longer than the 0.5 ms between slots at 20 MHz 4x4 64QAM, so a slot
+    // that waited for the call in progress would be late; started as it arrives, its p99
+    // stays under 1 ms (docs/PERFORMANCE.md, "In the flowgraph, exact"). The near-ML
+    // detectors' slots finish within the period, and there the hand-over to a lane's
+    // thread and back costs more latency than it saves. The CPU detector uses every core
+    // inside its one lane. MIMODET_RECEIVER_ASYNC=0|1 overrides it (measurements, and the
+    // CPU's tests).
+    const int async = core::tuning::receiver_async();
+    d_async = async < 0 ? gpu && slots_in_flight : async == 1;
+    if (d_async)
+        d_lane_threads = std::make_unique<core::lane_threads>(d_lanes.size());
     set_output_multiple(static_cast<int>(d_max_per_slot));
     set_min_output_buffer(0, output_buffer_items(d_max_per_slot, d_lanes.size()));
     set_relative_rate(static_cast<uint64_t>(d_max_per_slot),
                       time_domain ? static_cast<uint64_t>(d_slot_samples) : 1);
     set_tag_propagation_policy(TPP_DONT);
     d_timeline = core::call_timeline::make("receiver", { "t0_ns", "work_ns", "slots" });
-    d_logger->debug("{} receiver on {}{}{}: {}x{}, {} lane(s)",
+    d_logger->debug("{} receiver on {}{}{}: {}x{}, {} lane(s){}",
                     cfg.algorithm,
                     backend(),
                     time_domain ? ", time-domain input" : "",
@@ -135,7 +150,8 @@ mimo_receiver_impl::mimo_receiver_impl(const detector_config& cfg,
                                          : "",
                     cfg.n_tx,
                     cfg.n_rx,
-                    d_lanes.size());
+                    d_lanes.size(),
+                    d_async ? ", slots in flight across calls" : "");
 }
 
 void mimo_receiver_impl::make_lanes(int cell_id)
@@ -154,6 +170,24 @@ bool mimo_receiver_impl::start()
 {
     d_lanes.cancel(false);
     d_started = true;
+    d_scan_reset = true; // a new flowgraph run counts its items from 0
+    if (d_lane_threads) {
+        // A slot in flight reads its input, and writes its output, in place across
+        // calls: only where GNU Radio never moves buffered items (its default,
+        // double-mapped buffers; a single-mapped one may move unread items).
+        bool fixed = detail()->output(0)->get_mapping_type() ==
+                     gr::buffer_mapping_type::double_mapped;
+        for (int r = 0; r < d_n_rx; ++r)
+            fixed = fixed && detail()->input(r)->buffer()->get_mapping_type() ==
+                                 gr::buffer_mapping_type::double_mapped;
+        d_async = fixed;
+        if (!fixed)
+            d_logger->info("single-mapped buffers: slots are detected within each call");
+        // A finishing lane wakes the block's thread wherever it waits in the scheduler
+        // (for input, for output room): the same notice a posted message gives.
+        gr::tpb_detail* tpb = &detail()->d_tpb;
+        d_lane_threads->set_on_finish([tpb] { tpb->notify_msg(); });
+    }
     register_inputs();
     return block::start();
 }
@@ -193,6 +227,11 @@ bool mimo_receiver_impl::stop()
     // The scheduler calls stop() on the block's own thread once work() has returned;
     // a caller that stops the block from another thread ends a running detect here.
     d_lanes.cancel(true);
+    if (d_lane_threads) {
+        d_lane_threads->wait_all();
+        d_lane_threads->set_on_finish(nullptr);
+        drop_flight();
+    }
     for (size_t l = 0; l < d_lanes.size(); ++l)
         d_lanes[l].unregister_input_memory();
     return block::stop();
@@ -207,6 +246,27 @@ int mimo_receiver_impl::items_per_slot(int ns) const
 
 void mimo_receiver_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
 {
+    if (d_async) {
+        // Work is called where it can make progress: a finished slot to put out, or the
+        // input of a slot after those in flight; else the scheduler waits for input or
+        // a lane's wake-up. Where no more input can come (upstream done, or the buffer
+        // full with the slots in flight), work waits for a lane instead.
+        const int one = d_time_domain ? d_slot_samples : 1;
+        bool wait_in_work = !d_flight.empty() && d_flight.front().done.load();
+        for (size_t i = 0; i < ninput_items_required.size() && !d_flight.empty(); ++i)
+            wait_in_work = wait_in_work || detail()->input(i)->done();
+        for (size_t i = 0; i < ninput_items_required.size(); ++i) {
+            const uint64_t held = d_flight.empty() ? 0 : d_scan_item - nitems_read(i);
+            const uint64_t need = held + one;
+            const bool room =
+                need <=
+                static_cast<uint64_t>(detail()->input(i)->max_possible_items_available());
+            ninput_items_required[i] = d_flight.empty()        ? one
+                                       : wait_in_work || !room ? 0
+                                                               : static_cast<int>(need);
+        }
+        return;
+    }
     const int slots = std::max(1, static_cast<int>(noutput_items / d_max_per_slot));
     std::fill(ninput_items_required.begin(),
               ninput_items_required.end(),
@@ -286,6 +346,15 @@ int mimo_receiver_impl::general_work(int noutput_items,
     const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
     const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
     auto* out = static_cast<char*>(output_items[0]);
+    if (d_async) {
+        int started = 0;
+        const int produced = work_async(noutput_items, avail, input_items, out, started);
+        if (d_timeline)
+            d_timeline->add({ double(t_start),
+                              double(core::call_timeline::now_ns() - t_start),
+                              double(started) });
+        return produced;
+    }
 
     // Up to one slot per lane in this call (the jobs' storage is reused across calls).
     auto& jobs = d_jobs;
@@ -368,6 +437,225 @@ int mimo_receiver_impl::general_work(int noutput_items,
                           double(core::call_timeline::now_ns() - t_start),
                           double(jobs.size()) });
     return static_cast<int>(produced);
+}
+
+int mimo_receiver_impl::work_async(int noutput_items,
+                                   int avail,
+                                   gr_vector_const_void_star& input_items,
+                                   char* out,
+                                   int& started)
+{
+    const uint64_t read0 = nitems_read(0);
+    if (d_scan_reset) {
+        d_scan_item = read0;
+        d_scan_reset = false;
+    }
+    d_inputs.resize(d_n_rx);
+    for (int r = 0; r < d_n_rx; ++r)
+        d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
+    if (d_cell.automatic()) {
+        d_cell_tags.clear();
+        get_tags_in_range(d_cell_tags, 0, read0, read0 + avail, d_cell_key);
+    }
+    size_t produced = 0;
+    for (;;) {
+        // Read first, so a lane that finishes after the checks below ends the wait.
+        const uint64_t seen = d_lane_threads->finishes();
+        bool abandoned = false;
+        produced = emit_finished(abandoned);
+        if (abandoned)
+            break;
+        started = start_slots(noutput_items, avail, out, produced);
+        if (produced > 0 || started > 0 || d_flight.empty())
+            break;
+        // Nothing to put out and nothing to start (every lane busy, the input all in
+        // flight, or a cell change waiting for the lanes to drain): wait for a lane.
+        // top_block::stop() interrupts this thread: the lanes are cancelled then, and
+        // their slots come back cancelled.
+        while (!d_lane_threads->wait_finish(seen, std::chrono::milliseconds(20)))
+            d_lanes.interrupted();
+    }
+    // Every input item before the first slot in flight is put out or dropped.
+    const uint64_t done_to = d_flight.empty() ? d_scan_item : d_flight.front().item;
+    consume_each(static_cast<int>(done_to - read0));
+    return static_cast<int>(produced);
+}
+
+size_t mimo_receiver_impl::emit_finished(bool& abandoned)
+{
+    const uint64_t written0 = nitems_written(0);
+    size_t produced = 0;
+    const auto& det0 = d_lanes[0].detection();
+    while (!d_flight.empty()) {
+        flight_slot& s = d_flight.front();
+        if (!s.done.load(std::memory_order_acquire))
+            break;
+        if (s.cancelled) {
+            // The flowgraph is stopping: this slot and those after it are neither
+            // produced nor consumed.
+            d_lane_threads->wait_all();
+            d_logger->debug("{} slot(s) left undetected: the flowgraph is stopping",
+                            d_flight.size());
+            drop_flight();
+            abandoned = true;
+            break;
+        }
+        if (!s.tagged)
+            count_untagged(d_report.untagged,
+                           d_time_domain ? "slot" : "grid item",
+                           s.item,
+                           s.ns,
+                           *d_logger);
+        slot_report::outcome o;
+        o.why = s.res.why;
+        o.truncated = s.res.truncated;
+        o.degenerate = s.res.degenerate;
+        o.n_vectors = det0.values_per_slot(s.ns) / det0.values_per_element();
+        for (const auto& t : d_report.add(o, s.ns, s.item, s.out_item, *d_logger))
+            add_item_tag(0, t.offset, t.key, t.value, alias_pmt());
+        produced = s.out_item + s.n_out - written0;
+        d_flight.pop_front();
+    }
+    return produced;
+}
+
+int mimo_receiver_impl::start_slots(int noutput_items,
+                                    int avail,
+                                    char* out,
+                                    size_t produced)
+{
+    const uint64_t read0 = nitems_read(0), written0 = nitems_written(0);
+    const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
+    const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
+    const auto& det0 = d_lanes[0].detection();
+    int started = 0;
+    // The checks every slot passes before it starts: an idle lane, output room after the
+    // slots in flight, its cell the lanes' (else they first drain, and are made anew).
+    // Where one fails, the slot is looked for again in a later call.
+    const auto can_start = [&](int ns, uint64_t item, int& cell, uint64_t& out_item) {
+        if (d_lane_threads->idle_lane() == d_lane_threads->size())
+            return false;
+        out_item = d_flight.empty() ? written0 + produced
+                                    : d_flight.back().out_item + d_flight.back().n_out;
+        if (out_item - written0 + det0.values_per_slot(ns) >
+            static_cast<uint64_t>(noutput_items))
+            return false;
+        cell = cell_of_slot(item);
+        if (cell >= 0 && cell != d_lanes.cell()) {
+            if (!d_flight.empty())
+                return false;
+            make_lanes(cell);
+        }
+        return true;
+    };
+    if (!d_time_domain) {
+        while (d_scan_item < read0 + static_cast<uint64_t>(avail)) {
+            bool tagged;
+            const int ns = slot_of_item(d_scan_item, tagged);
+            int cell;
+            uint64_t out_item;
+            if (!can_start(ns, d_scan_item, cell, out_item))
+                break;
+            start_slot(ns,
+                       tagged,
+                       cell,
+                       d_scan_item,
+                       (d_scan_item - read0) * grid_len,
+                       out_item,
+                       out + (out_item - written0) * elem);
+            ++d_scan_item;
+            d_next_ns = (ns + 1) % lte_numerology::slots_per_frame;
+            ++started;
+        }
+    } else {
+        d_item_tags.clear();
+        get_tags_in_range(d_item_tags, 0, read0, read0 + avail, d_slot_key);
+        std::sort(d_item_tags.begin(), d_item_tags.end(), tag_t::offset_compare);
+        int consumed = static_cast<int>(d_scan_item - read0), ns = 0;
+        bool tagged = false;
+        while (
+            d_aligner.next(d_item_tags, read0, avail, consumed, ns, tagged, *d_logger)) {
+            int cell;
+            uint64_t out_item;
+            const uint64_t item = read0 + consumed;
+            if (!can_start(ns, item, cell, out_item))
+                break; // the aligner hands this slot out again
+            start_slot(ns,
+                       tagged,
+                       cell,
+                       item,
+                       static_cast<size_t>(consumed),
+                       out_item,
+                       out + (out_item - written0) * elem);
+            consumed += d_slot_samples;
+            d_aligner.slot_done();
+            ++started;
+        }
+        d_scan_item = read0 + consumed; // past the slots started and samples dropped
+    }
+    return started;
+}
+
+void mimo_receiver_impl::start_slot(int ns,
+                                    bool tagged,
+                                    int cell,
+                                    uint64_t item,
+                                    size_t input_offset,
+                                    uint64_t out_item,
+                                    char* out_at)
+{
+    const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
+    flight_slot& s = d_flight.emplace_back();
+    s.ns = ns;
+    s.tagged = tagged;
+    s.cell = cell;
+    s.item = item;
+    s.out_item = out_item;
+    s.n_out = d_lanes[0].detection().values_per_slot(ns);
+    s.inputs.resize(d_n_rx);
+    for (int r = 0; r < d_n_rx; ++r)
+        s.inputs[r] = d_inputs[r] + input_offset;
+    if (cell < 0) { // the CRS and the data map are unknown
+        s.lane = SIZE_MAX;
+        s.res.why = k_no_cell;
+        std::memset(out_at, 0, s.n_out * elem);
+        s.done = true;
+        return;
+    }
+    s.lane = d_lane_threads->idle_lane();
+    d_lane_threads->post(s.lane, [this, &s, out_at, elem] {
+        core::slot_receiver& rx = d_lanes[s.lane];
+        try {
+            if (d_soft) {
+                auto* llr = reinterpret_cast<float*>(out_at);
+                s.res = d_time_domain ? rx.receive_time_llr(s.ns, s.inputs.data(), llr)
+                                      : rx.receive_llr(s.ns, s.inputs.data(), llr);
+            } else {
+                auto* bits = reinterpret_cast<uint8_t*>(out_at);
+                s.res =
+                    d_time_domain
+                        ? rx.receive_time_bits(
+                              s.ns, s.inputs.data(), bits, d_count_truncated)
+                        : rx.receive_bits(s.ns, s.inputs.data(), bits, d_count_truncated);
+            }
+        } catch (const cancelled&) {
+            s.cancelled = true;
+        } catch (const std::exception& e) {
+            s.res = core::slot_receiver::result{};
+            s.res.why = std::string("receiver failed: ") + e.what();
+            std::memset(out_at, 0, s.n_out * elem);
+        }
+        s.done.store(true, std::memory_order_release);
+    });
+}
+
+void mimo_receiver_impl::drop_flight()
+{
+    if (!d_flight.empty()) { // looked for again from the first dropped slot
+        d_next_ns = d_flight.front().ns;
+        d_scan_item = d_flight.front().item;
+    }
+    d_flight.clear();
 }
 
 } // namespace mimodet

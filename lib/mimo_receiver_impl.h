@@ -13,7 +13,9 @@
 #include "slot_aligner.h"
 #include "slot_lanes.h"
 #include "util/call_timeline.h"
+#include "util/lane_threads.h"
 #include <atomic>
+#include <deque>
 #include <gnuradio/mimodet/mimo_receiver.h>
 #include <memory>
 #include <pmt/pmt.h>
@@ -33,7 +35,8 @@ public:
                        bool time_domain,
                        int fft_backoff,
                        double pilot_ratio_db,
-                       int gpu_lanes);
+                       int gpu_lanes,
+                       bool slots_in_flight);
 
     int items_per_slot(int ns) const override;
     std::string backend() const override { return d_lanes.backend(); }
@@ -75,6 +78,33 @@ private:
     int collect_grid_jobs(int avail, int noutput_items, size_t& produced);
     int collect_time_jobs(int avail, int noutput_items, size_t& produced);
 
+    //! The general_work() of a block whose slots stay in flight across calls (d_async);
+    //! started: the slots it started.
+    int work_async(int noutput_items,
+                   int avail,
+                   gr_vector_const_void_star& input_items,
+                   char* out,
+                   int& started);
+    //! Puts the finished slots at the head of d_flight out, in order; returns the output
+    //! items they fill, from this call's first. abandoned: a slot was cancelled (the
+    //! flowgraph is stopping) and it and every slot after it are dropped.
+    size_t emit_finished(bool& abandoned);
+    //! Starts the slots after those in flight on idle lanes (grids or time-domain
+    //! samples), their outputs after the produced items this call puts out; returns how
+    //! many.
+    int start_slots(int noutput_items, int avail, char* out, size_t produced);
+    //! Starts one slot on an idle lane (d_flight's new back) or, without a known cell,
+    //! flags it at once.
+    void start_slot(int ns,
+                    bool tagged,
+                    int cell,
+                    uint64_t item,
+                    size_t input_offset,
+                    uint64_t out_item,
+                    char* out_at);
+    //! Drops the slots in flight once their lanes have stopped (stop(), a cancellation).
+    void drop_flight();
+
     //! A slot of a general_work() call.
     struct slot_job {
         int ns;
@@ -109,6 +139,34 @@ private:
     //! One receiver per lane; with the CUDA backend, lanes work on different slots of a
     //! call at once.
     slot_lanes<core::slot_receiver> d_lanes;
+
+    /*!
+     * Slots in flight (d_async): a slot starts on an idle lane as soon as its input is
+     * there, while earlier ones still run, and stays in flight across general_work()
+     * calls. Its input stays unconsumed and its output is written in place, past the
+     * output items already produced, until it is put out (in input order). A finishing
+     * lane wakes the block's thread (forecast() then asks for no input).
+     */
+    struct flight_slot {
+        size_t lane; //!< its lane (SIZE_MAX: flagged without detection)
+        int ns;
+        bool tagged;
+        int cell;
+        uint64_t item;     //!< its first input item
+        uint64_t out_item; //!< its first output item
+        size_t n_out;
+        std::vector<const gr_complex*> inputs; //!< [n_rx]
+        core::slot_receiver::result res;
+        bool cancelled = false;
+        //! Set by its lane last, once res and its output are written.
+        std::atomic<bool> done{ false };
+    };
+    bool d_async;
+    std::deque<flight_slot> d_flight; //!< in input order (references stay valid)
+    uint64_t d_scan_item = 0; //!< the input item where the next slot is looked for
+    bool d_scan_reset = true; //!< d_scan_item from nitems_read() at the next call
+    //! Last member: its threads, which use the lanes, end first.
+    std::unique_ptr<core::lane_threads> d_lane_threads;
 };
 
 } // namespace mimodet

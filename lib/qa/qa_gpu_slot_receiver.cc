@@ -60,8 +60,9 @@ public:
 
     void off() { ::unsetenv("MIMODET_CALL_TIMELINE"); }
 
-    //! The most slots one call took, over the files of `kind` (the column "slots", the
-    //! last one); -1 where there is no such file.
+    //! The most slots one call took (the receiver: started, one per idle lane), over the
+    //! files of `kind` (the column "slots", the last one); -1 where there is no such
+    //! file.
     int max_slots_per_call(const std::string& kind) const
     {
         int most = -1;
@@ -186,11 +187,6 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
     const auto num = lte_numerology::from_bandwidth(mhz);
     const lte_grid grid(num, nt, cell);
     const auto slots = qa::make_slots(num, nt, nr, cell, n_slots, 25.0, 0.0, 1000.0, 8);
-    call_timelines timelines;
-    auto blk = mimo_receiver::make(
-        block_detector_config("fsd", nt, nr, "qpsk", "cuda"), mhz, cell);
-    timelines.off();
-    EXPECT_EQ(blk->backend(), "cuda");
     EXPECT_EQ(mimo_receiver::make(
                   block_detector_config("fsd", nt, nr, "qpsk", "auto"), mhz, cell)
                   ->backend(),
@@ -207,7 +203,6 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
         ASSERT_TRUE(rx.receive_bits(s.ns, p.data(), bits.data()).why.empty());
         expect.insert(expect.end(), bits.begin(), bits.end());
     }
-    auto tb = gr::make_top_block("qa_gpu_slot_receiver");
     const size_t grid_len = 7 * static_cast<size_t>(num.n_sc);
     std::vector<gr::tag_t> tags;
     for (int i = 0; i < n_slots; ++i) {
@@ -217,28 +212,50 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
         t.value = pmt::from_long(slots[i].ns);
         tags.push_back(t);
     }
-    for (int r = 0; r < nr; ++r) {
-        std::vector<cf> data;
-        for (const auto& s : slots)
-            data.insert(data.end(), s.y[r].begin(), s.y[r].end());
-        auto src = gr::blocks::vector_source_c::make(data, false, grid_len, r == 0 ? tags : std::vector<gr::tag_t>());
-        tb->connect(src, 0, blk, r);
+    // fsd's default, a call's slots detected before it returns, and its slots in flight
+    // across calls (exact psd's default, MIMODET_RECEIVER_ASYNC=1): the same bits and
+    // tags.
+    for (const char* async : { "0", "1" }) {
+        SCOPED_TRACE(std::string("MIMODET_RECEIVER_ASYNC=") + async);
+        ::setenv("MIMODET_RECEIVER_ASYNC", async, 1);
+        call_timelines timelines;
+        auto blk = mimo_receiver::make(
+            block_detector_config("fsd", nt, nr, "qpsk", "cuda"), mhz, cell);
+        timelines.off();
+        ::unsetenv("MIMODET_RECEIVER_ASYNC");
+        EXPECT_EQ(blk->backend(), "cuda");
+        auto tb = gr::make_top_block("qa_gpu_slot_receiver");
+        for (int r = 0; r < nr; ++r) {
+            std::vector<cf> data;
+            for (const auto& s : slots)
+                data.insert(data.end(), s.y[r].begin(), s.y[r].end());
+            auto src = gr::blocks::vector_source_c::make(
+                data, false, grid_len, r == 0 ? tags : std::vector<gr::tag_t>());
+            tb->connect(src, 0, blk, r);
+        }
+        auto sink = gr::blocks::vector_sink_b::make();
+        tb->connect(blk, 0, sink, 0);
+        tb->run();
+        EXPECT_EQ(sink->data(), expect);
+        EXPECT_EQ(blk->slots_processed(), static_cast<uint64_t>(n_slots));
+        EXPECT_EQ(blk->bad_slots(), 0u);
+        std::vector<uint64_t> tag_items;
+        for (const auto& t : sink->tags())
+            if (pmt::symbol_to_string(t.key) == "slot")
+                tag_items.push_back(t.offset);
+        ASSERT_EQ(tag_items.size(), static_cast<size_t>(n_slots));
+        uint64_t at = 0;
+        for (int i = 0; i < n_slots; ++i) {
+            EXPECT_EQ(tag_items[i], at) << "slot " << i;
+            at += rx.detection().values_per_slot(slots[i].ns);
+        }
+        // The slots were queued: the block's two lanes took (or started) two of them in
+        // one call (its output buffer must hold twice that, as GNU Radio hands out at
+        // most half of it).
+        tb.reset();
+        blk.reset();
+        EXPECT_EQ(timelines.max_slots_per_call("receiver"), 2);
     }
-    auto sink = gr::blocks::vector_sink_b::make();
-    tb->connect(blk, 0, sink, 0);
-    tb->run();
-    EXPECT_EQ(sink->data(), expect);
-    EXPECT_EQ(blk->slots_processed(), static_cast<uint64_t>(n_slots));
-    EXPECT_EQ(blk->bad_slots(), 0u);
-    size_t n_tags = 0;
-    for (const auto& t : sink->tags())
-        n_tags += pmt::symbol_to_string(t.key) == "slot";
-    EXPECT_EQ(n_tags, static_cast<size_t>(n_slots));
-    // The slots were queued: the block's two lanes took two of them in one call (its
-    // output buffer must hold twice that, as GNU Radio hands out at most half of it).
-    tb.reset();
-    blk.reset();
-    EXPECT_EQ(timelines.max_slots_per_call("receiver"), 2);
 }
 
 TEST(gpu_slot_receiver, gpu_ofdm_demodulation_matches_the_cpu)
@@ -386,7 +403,7 @@ TEST(gpu_slot_receiver, time_domain_block_in_a_flowgraph)
     // psd without a deadline (and no stall bound), and with one so long that no search is
     // cut short (1 s a call; 10 s under the sanitizers' slowdown): the same bits either
     // way; four lanes for the exact search, two with the deadline (receiver_gpu_lanes:
-    // queued slots four or two in a call).
+    // queued slots started four or two in one call).
     for (const double deadline_us : { 0.0, qa::sanitizer_size(1e6, 1e7) }) {
     SCOPED_TRACE("deadline_us " + std::to_string(deadline_us));
     call_timelines timelines;

@@ -12,12 +12,18 @@
 // covered by qa_gpu_mimo_detector and qa_gpu_slot_receiver.
 
 #include "../slot_lanes.h"
+#include "../util/lane_threads.h"
+#include <atomic>
+#include <chrono>
 #include <complex>
+#include <condition_variable>
 #include <gnuradio/mimodet/block_config.h>
 #include <gtest/gtest.h>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -121,4 +127,71 @@ TEST(slot_lanes, cancel_reaches_the_detectors)
     det.detect_bits(H.data(), y.data(), 1, 1, &nv, bits.data());
     // y = (1+j, -1-j) with H = I: QPSK bits (0, 0) on antenna 0, (1, 1) on antenna 1.
     EXPECT_EQ(bits, (std::vector<uint8_t>{ 0, 0, 1, 1 }));
+}
+
+// The lane threads of a block whose slots stay in flight across calls
+// (lib/util/lane_threads.h): jobs run on their lanes at once, each lane one job at a
+// time; finishes() counts returned jobs and wait_finish() wakes on the next; on_finish
+// runs after each; wait_all() waits for running jobs; a throwing job still returns.
+TEST(lane_threads, jobs_in_flight_and_their_wake_ups)
+{
+    core::lane_threads lanes(3);
+    ASSERT_EQ(lanes.size(), 3u);
+    std::atomic<int> woken{ 0 };
+    lanes.set_on_finish([&] { ++woken; });
+    std::mutex gate_mutex;
+    std::condition_variable gate;
+    bool open = false;
+    std::atomic<int> ran{ 0 };
+    const auto held_job = [&] {
+        std::unique_lock<std::mutex> lk(gate_mutex);
+        gate.wait(lk, [&] { return open; });
+        ++ran;
+    };
+    const uint64_t seen = lanes.finishes();
+    EXPECT_EQ(seen, 0u);
+    for (size_t l = 0; l < 3; ++l) {
+        EXPECT_EQ(lanes.idle_lane(), l);
+        lanes.post(lanes.idle_lane(), held_job);
+    }
+    // All three run at once (each waits at the gate): no lane is idle, none returned.
+    EXPECT_EQ(lanes.idle_lane(), 3u);
+    EXPECT_THROW(lanes.post(1, [] {}), std::logic_error);
+    EXPECT_FALSE(lanes.wait_finish(seen, std::chrono::milliseconds(30)));
+    {
+        std::lock_guard<std::mutex> lk(gate_mutex);
+        open = true;
+    }
+    gate.notify_all();
+    EXPECT_TRUE(lanes.wait_finish(seen, std::chrono::seconds(10)));
+    lanes.wait_all();
+    EXPECT_EQ(ran.load(), 3);
+    EXPECT_EQ(lanes.finishes(), 3u);
+    EXPECT_EQ(woken.load(), 3);
+    EXPECT_EQ(lanes.idle_lane(), 0u);
+    // A job that throws is counted as returned, and its lane takes the next.
+    lanes.post(2, [] { throw std::runtime_error("job failed"); });
+    lanes.wait_all();
+    EXPECT_EQ(lanes.finishes(), 4u);
+    lanes.post(2, [&] { ++ran; });
+    lanes.wait_all();
+    EXPECT_EQ(ran.load(), 4);
+    EXPECT_EQ(woken.load(), 5);
+    lanes.set_on_finish(nullptr);
+    lanes.post(0, [&] { ++ran; });
+    lanes.wait_all();
+    EXPECT_EQ(woken.load(), 5);
+}
+
+TEST(lane_threads, destruction_waits_for_running_jobs)
+{
+    std::atomic<bool> finished{ false };
+    {
+        core::lane_threads lanes(2);
+        lanes.post(1, [&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            finished = true;
+        });
+    }
+    EXPECT_TRUE(finished.load());
 }

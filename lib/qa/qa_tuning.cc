@@ -74,6 +74,7 @@ TEST(tuning, integer_switches_default_take_and_refuse)
     const sw all[] = {
         { "MIMODET_ANTENNA_THREADS", tuning::antenna_threads, 0, 1, 8 },
         { "MIMODET_GPU_LANES", tuning::gpu_lanes, 0, 1, 4 },
+        { "MIMODET_RECEIVER_ASYNC", tuning::receiver_async, -1, 0, 1 },
         { "MIMODET_MAX_SLOTS_PER_CALL", tuning::max_slots_per_call, 0, 1, 8 },
         { "MIMODET_SYNC_AHEAD", tuning::sync_ahead, -1, 0, 1 },
         { "MIMODET_INPUT_REGISTER", tuning::input_register, -1, 0, 1 },

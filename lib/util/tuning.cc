@@ -51,6 +51,11 @@ const std::vector<switch_info>& switches()
           "1..4",
           "2 (a detector with a PSD deadline: 1)",
           "slots in flight of a GPU receiver or detector" },
+        { "MIMODET_RECEIVER_ASYNC",
+          "0|1",
+          "1 for a GPU receiver running psd without a deadline, else 0",
+          "mimo_receiver keeps slots in flight across its calls, each started as it "
+          "arrives" },
         { "MIMODET_MAX_SLOTS_PER_CALL",
           "1..8",
           "8",
@@ -124,6 +129,8 @@ bool no_avx()
 std::string call_timeline_prefix() { return read("MIMODET_CALL_TIMELINE"); }
 
 int gpu_lanes() { return integer("MIMODET_GPU_LANES", 1, 4, 0); }
+
+int receiver_async() { return integer("MIMODET_RECEIVER_ASYNC", 0, 1, -1); }
 
 int max_slots_per_call() { return integer("MIMODET_MAX_SLOTS_PER_CALL", 1, 8, 0); }
 

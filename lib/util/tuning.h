@@ -43,6 +43,12 @@ MIMODET_API std::string call_timeline_prefix();
 //! is made.
 MIMODET_API int gpu_lanes();
 
+//! MIMODET_RECEIVER_ASYNC=0|1: whether mimo_receiver keeps slots in flight across its
+//! calls (1) or detects a call's slots before it returns (0). -1 (unset): the block's
+//! default (1 for a GPU receiver running psd without a deadline, else 0). Read when a
+//! block is made.
+MIMODET_API int receiver_async();
+
 //! MIMODET_MAX_SLOTS_PER_CALL=1..8: most slots mimo_detector detects in one call. 0
 //! (unset): 8. Read when a block is made.
 MIMODET_API int max_slots_per_call();

@@ -40,9 +40,11 @@ namespace mimodet {
  * other in its thread (channel_estimator and mimo_detector overlap them in two threads,
  * and sustain more slots per second on the CPU: docs/PERFORMANCE.md). The results are
  * those of the two blocks with the same backend. Two lanes (also with a PSD deadline)
- * work on two queued slots at once on the GPU; four for psd without the user's
- * deadline, whose slots wait on their search kernels' latency rather than the GPU's
- * throughput (docs/PERFORMANCE.md).
+ * work on two slots at once on the GPU; four for psd without the user's deadline, whose
+ * slots wait on their search kernels' latency rather than the GPU's throughput
+ * (docs/PERFORMANCE.md). For those, a slot also starts on an idle lane as soon as it
+ * arrives, while earlier slots still run, and the slots go out in input order; a slot in
+ * flight keeps its input unconsumed until then (docs/ARCHITECTURE.md).
  *
  * With time_domain, the inputs are instead the n_rx time-domain streams of ofdm_sync
  * (gr_complex samples, the "slot" tag on each slot's first sample, read on input 0 and
