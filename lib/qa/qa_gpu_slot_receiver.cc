@@ -16,19 +16,21 @@
 
 #include "qa_gpu_common.h"
 #include "qa_slot_receiver_common.h"
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <gnuradio/blocks/vector_sink.h>
 #include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/mimodet/lte_grid.h>
 #include <gnuradio/mimodet/mimo_receiver.h>
 #include <gnuradio/top_block.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <limits>
-#include <fstream>
+#include <thread>
+#include <unistd.h>
 
 using namespace gr::mimodet;
 using qa::compare_with_chain;
@@ -82,6 +84,50 @@ public:
 private:
     std::filesystem::path d_dir;
 };
+
+//! Each slot's bits from the core's fused path (rx), slot by slot: a block's reference.
+std::vector<std::vector<uint8_t>> core_bits(core::slot_receiver& rx,
+                                            const std::vector<qa::test_slot>& slots)
+{
+    std::vector<std::vector<uint8_t>> bits;
+    for (const auto& s : slots) {
+        std::vector<const std::complex<float>*> p;
+        for (const auto& v : s.y)
+            p.push_back(v.data());
+        bits.emplace_back(rx.detection().values_per_slot(s.ns));
+        const auto res = rx.receive_bits(s.ns, p.data(), bits.back().data());
+        EXPECT_TRUE(res.why.empty()) << res.why;
+    }
+    return bits;
+}
+
+//! The slots' grids into blk's inputs, one vector source per receive antenna, with the
+//! "slot" tags on antenna 0; repeat: the sources loop over them.
+void connect_grid_sources(const gr::top_block_sptr& tb,
+                          const gr::basic_block_sptr& blk,
+                          const std::vector<qa::test_slot>& slots,
+                          const lte_numerology& num,
+                          int nr,
+                          bool repeat)
+{
+    const size_t grid_len = 7 * static_cast<size_t>(num.n_sc);
+    std::vector<gr::tag_t> tags;
+    for (size_t i = 0; i < slots.size(); ++i) {
+        gr::tag_t t;
+        t.offset = i;
+        t.key = pmt::mp("slot");
+        t.value = pmt::from_long(slots[i].ns);
+        tags.push_back(t);
+    }
+    for (int r = 0; r < nr; ++r) {
+        std::vector<std::complex<float>> data;
+        for (const auto& s : slots)
+            data.insert(data.end(), s.y[r].begin(), s.y[r].end());
+        auto src = gr::blocks::vector_source_c::make(
+            data, repeat, grid_len, r == 0 ? tags : std::vector<gr::tag_t>());
+        tb->connect(src, 0, blk, r);
+    }
+}
 
 } // namespace
 
@@ -181,7 +227,6 @@ TEST(gpu_slot_receiver, bad_slots_match_the_chain)
 TEST(gpu_slot_receiver, block_in_a_flowgraph)
 {
     QA_SKIP_WITHOUT_GPU();
-    using cf = std::complex<float>;
     const double mhz = qa::sanitizer_size(5.0, 1.4);
     const int nt = 2, nr = 2, cell = 3, n_slots = qa::sanitizer_size(40, 12);
     const auto num = lte_numerology::from_bandwidth(mhz);
@@ -195,23 +240,8 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
     core::slot_receiver rx(
         grid, nr, detector::make(qa::receiver_config({ mhz, nt, nr, cell, modulation::qpsk, "fsd", "cuda" })), 1, true);
     std::vector<uint8_t> expect;
-    for (const auto& s : slots) {
-        std::vector<const cf*> p;
-        for (const auto& v : s.y)
-            p.push_back(v.data());
-        std::vector<uint8_t> bits(rx.detection().values_per_slot(s.ns));
-        ASSERT_TRUE(rx.receive_bits(s.ns, p.data(), bits.data()).why.empty());
+    for (const auto& bits : core_bits(rx, slots))
         expect.insert(expect.end(), bits.begin(), bits.end());
-    }
-    const size_t grid_len = 7 * static_cast<size_t>(num.n_sc);
-    std::vector<gr::tag_t> tags;
-    for (int i = 0; i < n_slots; ++i) {
-        gr::tag_t t;
-        t.offset = i;
-        t.key = pmt::mp("slot");
-        t.value = pmt::from_long(slots[i].ns);
-        tags.push_back(t);
-    }
     // fsd's default, a call's slots detected before it returns, and its slots in flight
     // across calls (exact psd's default, MIMODET_RECEIVER_ASYNC=1): the same bits and
     // tags.
@@ -225,14 +255,7 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
         ::unsetenv("MIMODET_RECEIVER_ASYNC");
         EXPECT_EQ(blk->backend(), "cuda");
         auto tb = gr::make_top_block("qa_gpu_slot_receiver");
-        for (int r = 0; r < nr; ++r) {
-            std::vector<cf> data;
-            for (const auto& s : slots)
-                data.insert(data.end(), s.y[r].begin(), s.y[r].end());
-            auto src = gr::blocks::vector_source_c::make(
-                data, false, grid_len, r == 0 ? tags : std::vector<gr::tag_t>());
-            tb->connect(src, 0, blk, r);
-        }
+        connect_grid_sources(tb, blk, slots, num, nr, false);
         auto sink = gr::blocks::vector_sink_b::make();
         tb->connect(blk, 0, sink, 0);
         tb->run();
@@ -256,6 +279,60 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
         blk.reset();
         EXPECT_EQ(timelines.max_slots_per_call("receiver"), 2);
     }
+}
+
+TEST(gpu_slot_receiver, exact_psd_stopped_with_slots_in_flight)
+{
+    // Exact psd keeps its slots in flight across calls. A repeating stream stopped while
+    // they run: stop() and wait() return soon, and what came out is a whole number of
+    // slots, in order, each with the bits the core gives it.
+    QA_SKIP_WITHOUT_GPU();
+    const double mhz = qa::sanitizer_size(5.0, 1.4);
+    const int nt = 4, nr = 4, cell = 9, n_slots = 6;
+    const auto num = lte_numerology::from_bandwidth(mhz);
+    const lte_grid grid(num, nt, cell);
+    const auto slots = qa::make_slots(num, nt, nr, cell, n_slots, 12.0, 0.0, 1000.0, 31);
+    core::slot_receiver rx(grid,
+                           nr,
+                           detector::make(qa::receiver_config(
+                               { mhz, nt, nr, cell, modulation::qam64, "psd", "cuda" })),
+                           1,
+                           true);
+    const auto expect = core_bits(rx, slots);
+    auto blk = mimo_receiver::make(block_detector_config("psd", nt, nr, "64qam", "cuda"),
+                                   mhz,
+                                   cell,
+                                   false,
+                                   0,
+                                   false,
+                                   -1,
+                                   0.0,
+                                   0.0);
+    auto tb = gr::make_top_block("qa_gpu_slot_receiver_stop");
+    connect_grid_sources(tb, blk, slots, num, nr, true);
+    auto sink = gr::blocks::vector_sink_b::make();
+    tb->connect(blk, 0, sink, 0);
+    tb->start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const auto t0 = std::chrono::steady_clock::now();
+    tb->stop();
+    tb->wait();
+    const double stop_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(stop_s, 2.0);
+    const uint64_t done = blk->slots_processed();
+    EXPECT_GT(done, 0u);
+    std::vector<uint8_t> want;
+    for (uint64_t i = 0; i < done; ++i)
+        want.insert(want.end(), expect[i % n_slots].begin(), expect[i % n_slots].end());
+    const auto got = sink->data();
+    ASSERT_EQ(got.size(), want.size()) << done << " slots";
+    EXPECT_TRUE(got == want) << done << " slots";
+    EXPECT_EQ(blk->bad_slots(), 0u);
+    EXPECT_EQ(blk->truncated_slots(), 0u);
+    std::printf("%llu slots out, stop() + wait() %.1f ms\n",
+                static_cast<unsigned long long>(done),
+                stop_s * 1e3);
 }
 
 TEST(gpu_slot_receiver, gpu_ofdm_demodulation_matches_the_cpu)

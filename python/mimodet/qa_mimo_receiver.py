@@ -769,6 +769,42 @@ class qa_mimo_receiver(gr_unittest.TestCase):
         self.assertLess(rx.slots_processed(), len(slots))
         print("stop() + wait(): %.1f ms" % (stop_s * 1e3))
 
+    def test_022_cell_change_from_tags(self):
+        # cell_id -1: the cell of each slot from the "cell_id" tags, which change mid-stream
+        # (ofdm_sync after a new cell search). The receiver takes the new cell's pilots and
+        # data map from the first slot of the new cell on: its output equals two
+        # receivers given each cell, on their halves. No slot before the first tag is
+        # known: flagged (zeros, counted bad).
+        mhz, n, mod = 1.4, 2, "16qam"
+        first, second = [0, 1, 2, 3], [4, 5, 6]
+        bits_a, ys_a = make_slots(self.rng, mhz, n, n, mod, 7, first, 30.0)
+        bits_b, ys_b = make_slots(self.rng, mhz, n, n, mod, 301, second, 30.0)
+        slots = first + second
+        ys = np.concatenate([ys_a, ys_b])
+        cells = [gr.tag_utils.python_to_tag((i, pmt.intern("cell_id"), pmt.from_long(c)))
+                 for i, c in ((0, 7), (len(first), 301))]
+        for alg in ("fsd", "mmse"):
+            rx = mimodet.mimo_receiver(alg, mhz, n, n, mod, -1, "cpu", False,
+                                       slot_limit_us=0.0)
+            out, tags = run_receiver(rx, ys, slot_tags(slots) + cells, False)
+            ref_a, _ = run_receiver(mimodet.mimo_receiver(alg, mhz, n, n, mod, 7, "cpu", False),
+                                    ys_a, slot_tags(first), False)
+            ref_b, _ = run_receiver(mimodet.mimo_receiver(alg, mhz, n, n, mod, 301, "cpu",
+                                                          False),
+                                    ys_b, slot_tags(second, range(len(second))), False)
+            np.testing.assert_array_equal(out, np.concatenate([ref_a, ref_b]), err_msg=alg)
+            self.assertEqual([v for _, k, v in tag_list(tags) if k == "slot"], slots)
+            self.assertEqual(rx.bad_slots(), 0, alg)
+            if alg == "fsd":  # at 30 dB the bits sent (another cell's pilots could not)
+                np.testing.assert_array_equal(out, np.concatenate(bits_a + bits_b))
+        # The second cell's tag only: the first cell's slots are flagged, the rest received.
+        rx = mimodet.mimo_receiver("fsd", mhz, n, n, mod, -1, "cpu", False)
+        out, _ = run_receiver(rx, ys, slot_tags(slots) + cells[1:], False)
+        offs = np.cumsum([0] + [rx.items_per_slot(ns) for ns in slots])
+        self.assertEqual(rx.bad_slots(), len(first))
+        self.assertFalse(np.any(out[:offs[len(first)]]))
+        np.testing.assert_array_equal(out[offs[len(first)]:], np.concatenate(bits_b))
+
     def test_021_device(self):
         # device: as mimo_detector's; the estimator follows the detector's device.
         check_device_keyword(
