@@ -346,9 +346,17 @@ int mimo_receiver_impl::general_work(int noutput_items,
     const int avail = *std::min_element(ninput_items.begin(), ninput_items.end());
     const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
     auto* out = static_cast<char*>(output_items[0]);
+    d_inputs.resize(d_n_rx);
+    for (int r = 0; r < d_n_rx; ++r)
+        d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
+    if (d_cell.automatic()) {
+        const uint64_t first = nitems_read(0);
+        d_cell_tags.clear();
+        get_tags_in_range(d_cell_tags, 0, first, first + avail, d_cell_key);
+    }
     if (d_async) {
         int started = 0;
-        const int produced = work_async(noutput_items, avail, input_items, out, started);
+        const int produced = work_async(noutput_items, avail, out, started);
         if (d_timeline)
             d_timeline->add({ double(t_start),
                               double(core::call_timeline::now_ns() - t_start),
@@ -360,15 +368,7 @@ int mimo_receiver_impl::general_work(int noutput_items,
     auto& jobs = d_jobs;
     jobs.clear();
     d_input_ptrs.resize(d_lanes.size() * d_n_rx);
-    d_inputs.resize(d_n_rx);
-    for (int r = 0; r < d_n_rx; ++r)
-        d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
     size_t produced = 0;
-    if (d_cell.automatic()) {
-        const uint64_t first = nitems_read(0);
-        d_cell_tags.clear();
-        get_tags_in_range(d_cell_tags, 0, first, first + avail, d_cell_key);
-    }
     // Restored where the call is abandoned (the time-domain aligner is not: on a restart
     // it follows the next slot tag).
     const int next_ns0 = d_next_ns;
@@ -382,18 +382,8 @@ int mimo_receiver_impl::general_work(int noutput_items,
         make_lanes(cell);
     // One slot per lane: slot i on lane i.
     const auto receive_part = [&](size_t l, size_t i, size_t) {
-        const slot_job& j = jobs[i];
-        core::slot_receiver& rx = d_lanes[l];
-        if (d_soft) {
-            auto* llr = reinterpret_cast<float*>(out) + j.offset;
-            d_results[i] = d_time_domain ? rx.receive_time_llr(j.ns, j.inputs, llr)
-                                         : rx.receive_llr(j.ns, j.inputs, llr);
-        } else {
-            auto* bits = reinterpret_cast<uint8_t*>(out) + j.offset;
-            d_results[i] = d_time_domain
-                               ? rx.receive_time_bits(j.ns, j.inputs, bits, d_count_truncated)
-                               : rx.receive_bits(j.ns, j.inputs, bits, d_count_truncated);
-        }
+        d_results[i] =
+            receive(d_lanes[l], jobs[i].ns, jobs[i].inputs, out + jobs[i].offset * elem);
     };
     const auto zero_slot = [&](size_t i, const std::string& why) {
         d_results[i] = core::slot_receiver::result{};
@@ -418,19 +408,9 @@ int mimo_receiver_impl::general_work(int noutput_items,
         return 0;
     }
 
-    const auto& det0 = d_lanes[0].detection();
-    for (size_t i = 0; i < jobs.size(); ++i) {
-        const int ns = jobs[i].ns;
-        const auto& res = d_results[i];
-        slot_report::outcome o;
-        o.why = res.why;
-        o.truncated = res.truncated;
-        o.degenerate = res.degenerate;
-        o.n_vectors = det0.values_per_slot(ns) / det0.values_per_element();
-        const uint64_t tag_at = nitems_written(0) + jobs[i].offset;
-        for (const auto& t : d_report.add(o, ns, jobs[i].item, tag_at, *d_logger))
-            add_item_tag(0, t.offset, t.key, t.value, alias_pmt());
-    }
+    for (size_t i = 0; i < jobs.size(); ++i)
+        report(
+            jobs[i].ns, jobs[i].item, nitems_written(0) + jobs[i].offset, d_results[i]);
     consume_each(consumed);
     if (d_timeline)
         d_timeline->add({ double(t_start),
@@ -439,23 +419,42 @@ int mimo_receiver_impl::general_work(int noutput_items,
     return static_cast<int>(produced);
 }
 
-int mimo_receiver_impl::work_async(int noutput_items,
-                                   int avail,
-                                   gr_vector_const_void_star& input_items,
-                                   char* out,
-                                   int& started)
+core::slot_receiver::result mimo_receiver_impl::receive(core::slot_receiver& rx,
+                                                        int ns,
+                                                        const gr_complex* const* inputs,
+                                                        char* out_at)
+{
+    if (d_soft) {
+        auto* llr = reinterpret_cast<float*>(out_at);
+        return d_time_domain ? rx.receive_time_llr(ns, inputs, llr)
+                             : rx.receive_llr(ns, inputs, llr);
+    }
+    auto* bits = reinterpret_cast<uint8_t*>(out_at);
+    return d_time_domain ? rx.receive_time_bits(ns, inputs, bits, d_count_truncated)
+                         : rx.receive_bits(ns, inputs, bits, d_count_truncated);
+}
+
+void mimo_receiver_impl::report(int ns,
+                                uint64_t item,
+                                uint64_t out_item,
+                                const core::slot_receiver::result& res)
+{
+    const auto& det0 = d_lanes[0].detection();
+    slot_report::outcome o;
+    o.why = res.why;
+    o.truncated = res.truncated;
+    o.degenerate = res.degenerate;
+    o.n_vectors = det0.values_per_slot(ns) / det0.values_per_element();
+    for (const auto& t : d_report.add(o, ns, item, out_item, *d_logger))
+        add_item_tag(0, t.offset, t.key, t.value, alias_pmt());
+}
+
+int mimo_receiver_impl::work_async(int noutput_items, int avail, char* out, int& started)
 {
     const uint64_t read0 = nitems_read(0);
     if (d_scan_reset) {
         d_scan_item = read0;
         d_scan_reset = false;
-    }
-    d_inputs.resize(d_n_rx);
-    for (int r = 0; r < d_n_rx; ++r)
-        d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
-    if (d_cell.automatic()) {
-        d_cell_tags.clear();
-        get_tags_in_range(d_cell_tags, 0, read0, read0 + avail, d_cell_key);
     }
     size_t produced = 0;
     for (;;) {
@@ -485,7 +484,6 @@ size_t mimo_receiver_impl::emit_finished(bool& abandoned)
 {
     const uint64_t written0 = nitems_written(0);
     size_t produced = 0;
-    const auto& det0 = d_lanes[0].detection();
     while (!d_flight.empty()) {
         flight_slot& s = d_flight.front();
         if (!s.done.load(std::memory_order_acquire))
@@ -506,13 +504,7 @@ size_t mimo_receiver_impl::emit_finished(bool& abandoned)
                            s.item,
                            s.ns,
                            *d_logger);
-        slot_report::outcome o;
-        o.why = s.res.why;
-        o.truncated = s.res.truncated;
-        o.degenerate = s.res.degenerate;
-        o.n_vectors = det0.values_per_slot(s.ns) / det0.values_per_element();
-        for (const auto& t : d_report.add(o, s.ns, s.item, s.out_item, *d_logger))
-            add_item_tag(0, t.offset, t.key, t.value, alias_pmt());
+        report(s.ns, s.item, s.out_item, s.res);
         produced = s.out_item + s.n_out - written0;
         d_flight.pop_front();
     }
@@ -608,7 +600,6 @@ void mimo_receiver_impl::start_slot(int ns,
     flight_slot& s = d_flight.emplace_back();
     s.ns = ns;
     s.tagged = tagged;
-    s.cell = cell;
     s.item = item;
     s.out_item = out_item;
     s.n_out = d_lanes[0].detection().values_per_slot(ns);
@@ -624,20 +615,8 @@ void mimo_receiver_impl::start_slot(int ns,
     }
     s.lane = d_lane_threads->idle_lane();
     d_lane_threads->post(s.lane, [this, &s, out_at, elem] {
-        core::slot_receiver& rx = d_lanes[s.lane];
         try {
-            if (d_soft) {
-                auto* llr = reinterpret_cast<float*>(out_at);
-                s.res = d_time_domain ? rx.receive_time_llr(s.ns, s.inputs.data(), llr)
-                                      : rx.receive_llr(s.ns, s.inputs.data(), llr);
-            } else {
-                auto* bits = reinterpret_cast<uint8_t*>(out_at);
-                s.res =
-                    d_time_domain
-                        ? rx.receive_time_bits(
-                              s.ns, s.inputs.data(), bits, d_count_truncated)
-                        : rx.receive_bits(s.ns, s.inputs.data(), bits, d_count_truncated);
-            }
+            s.res = receive(d_lanes[s.lane], s.ns, s.inputs.data(), out_at);
         } catch (const cancelled&) {
             s.cancelled = true;
         } catch (const std::exception& e) {

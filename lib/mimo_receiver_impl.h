@@ -80,11 +80,17 @@ private:
 
     //! The general_work() of a block whose slots stay in flight across calls (d_async);
     //! started: the slots it started.
-    int work_async(int noutput_items,
-                   int avail,
-                   gr_vector_const_void_star& input_items,
-                   char* out,
-                   int& started);
+    int work_async(int noutput_items, int avail, char* out, int& started);
+    //! Slot ns from inputs on lane receiver rx: bits or LLRs into out_at.
+    core::slot_receiver::result receive(core::slot_receiver& rx,
+                                        int ns,
+                                        const gr_complex* const* inputs,
+                                        char* out_at);
+    //! Counts a received slot and tags its output (first item out_item).
+    void report(int ns,
+                uint64_t item,
+                uint64_t out_item,
+                const core::slot_receiver::result& res);
     //! Puts the finished slots at the head of d_flight out, in order; returns the output
     //! items they fill, from this call's first. abandoned: a slot was cancelled (the
     //! flowgraph is stopping) and it and every slot after it are dropped.
@@ -151,7 +157,6 @@ private:
         size_t lane; //!< its lane (SIZE_MAX: flagged without detection)
         int ns;
         bool tagged;
-        int cell;
         uint64_t item;     //!< its first input item
         uint64_t out_item; //!< its first output item
         size_t n_out;
