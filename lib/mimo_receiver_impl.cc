@@ -519,7 +519,6 @@ int mimo_receiver_impl::start_slots(int noutput_items,
     const uint64_t read0 = nitems_read(0), written0 = nitems_written(0);
     const size_t elem = d_soft ? sizeof(float) : sizeof(uint8_t);
     const size_t grid_len = 7 * static_cast<size_t>(d_n_sc);
-    const auto& det0 = d_lanes[0].detection();
     int started = 0;
     // The checks every slot passes before it starts: an idle lane, output room after the
     // slots in flight, its cell the lanes' (else they first drain, and are made anew).
@@ -529,13 +528,16 @@ int mimo_receiver_impl::start_slots(int noutput_items,
             return false;
         out_item = d_flight.empty() ? written0 + produced
                                     : d_flight.back().out_item + d_flight.back().n_out;
-        if (out_item - written0 + det0.values_per_slot(ns) >
+        // Not held across make_lanes(), which replaces the lanes.
+        if (out_item - written0 + d_lanes[0].detection().values_per_slot(ns) >
             static_cast<uint64_t>(noutput_items))
             return false;
         cell = cell_of_slot(item);
         if (cell >= 0 && cell != d_lanes.cell()) {
             if (!d_flight.empty())
                 return false;
+            // The last lane may still be returning from its slot's job.
+            d_lane_threads->wait_all();
             make_lanes(cell);
         }
         return true;

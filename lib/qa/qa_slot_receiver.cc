@@ -7,10 +7,17 @@
 
 // slot_receiver (the mimo_receiver block's core) on the CPU against the chain it
 // replaces: channel_estimation::estimate(), then slot_detection with that H and noise
-// variance. Every algorithm, bits and LLRs, random and bad slots.
+// variance. Every algorithm, bits and LLRs, random and bad slots; and the mimo_receiver
+// block with its slots in flight across a cell change.
 
 #include "qa_slot_receiver_common.h"
+#include <cstdlib>
+#include <gnuradio/blocks/vector_sink.h>
+#include <gnuradio/blocks/vector_source.h>
+#include <gnuradio/mimodet/block_config.h>
 #include <gnuradio/mimodet/lte_grid.h>
+#include <gnuradio/mimodet/mimo_receiver.h>
+#include <gnuradio/top_block.h>
 #include <gtest/gtest.h>
 #include <limits>
 
@@ -130,4 +137,74 @@ TEST(slot_receiver, time_domain_input_matches_the_grid_path)
     EXPECT_THROW(rx.receive_time_bits(1, tp, bits.data()), std::logic_error);
     EXPECT_THROW(core::slot_receiver(grid, 2, detector::make(qa::receiver_config({ 1.4, 2, 2, 7, modulation::qpsk, "zf", "cpu" })), 1, false, 10),
                  std::invalid_argument);
+}
+
+TEST(slot_receiver, block_with_slots_in_flight_follows_a_cell_change)
+{
+    // The mimo_receiver block with its slots in flight across calls (exact psd's default
+    // on the GPU, MIMODET_RECEIVER_ASYNC=1 here on the CPU) and cell_id -1: the slots'
+    // "cell_id" tags name one cell, then another, so the block makes its lanes anew twice
+    // (from the constructor's cell 0) while it streams. Each slot's bits equal the core's
+    // for its cell.
+    using cf = std::complex<float>;
+    const auto num = lte_numerology::from_bandwidth(1.4);
+    const int nt = 2, nr = 2, n_each = 4;
+    const int cells[2] = { 7, 301 };
+    std::vector<qa::test_slot> slots;
+    std::vector<uint8_t> expect;
+    for (int c = 0; c < 2; ++c) {
+        const auto part =
+            qa::make_slots(num, nt, nr, cells[c], n_each, 25.0, 0.0, 1000.0, 41 + c);
+        core::slot_receiver rx(
+            lte_grid(num, nt, cells[c]),
+            nr,
+            detector::make(qa::receiver_config(
+                { 1.4, nt, nr, cells[c], modulation::qam16, "fsd", "cpu" })),
+            1,
+            false);
+        for (const auto& s : part) {
+            std::vector<const cf*> p;
+            for (const auto& v : s.y)
+                p.push_back(v.data());
+            std::vector<uint8_t> bits(rx.detection().values_per_slot(s.ns));
+            ASSERT_TRUE(rx.receive_bits(s.ns, p.data(), bits.data()).why.empty());
+            expect.insert(expect.end(), bits.begin(), bits.end());
+            slots.push_back(s);
+        }
+    }
+    ::setenv("MIMODET_RECEIVER_ASYNC", "1", 1);
+    auto blk = mimo_receiver::make(
+        block_detector_config("fsd", nt, nr, "16qam", "cpu"), 1.4, -1, false, 1);
+    ::unsetenv("MIMODET_RECEIVER_ASYNC");
+    auto tb = gr::make_top_block("qa_slot_receiver_cells");
+    std::vector<gr::tag_t> tags;
+    for (size_t i = 0; i < slots.size(); ++i) {
+        gr::tag_t t;
+        t.offset = i;
+        t.key = pmt::mp("slot");
+        t.value = pmt::from_long(slots[i].ns);
+        tags.push_back(t);
+        if (i % n_each == 0) {
+            t.key = pmt::mp("cell_id");
+            t.value = pmt::from_long(cells[i / n_each]);
+            tags.push_back(t);
+        }
+    }
+    for (int r = 0; r < nr; ++r) {
+        std::vector<cf> data;
+        for (const auto& s : slots)
+            data.insert(data.end(), s.y[r].begin(), s.y[r].end());
+        tb->connect(
+            gr::blocks::vector_source_c::make(
+                data, false, 7 * num.n_sc, r == 0 ? tags : std::vector<gr::tag_t>()),
+            0,
+            blk,
+            r);
+    }
+    auto sink = gr::blocks::vector_sink_b::make();
+    tb->connect(blk, 0, sink, 0);
+    tb->run();
+    EXPECT_TRUE(sink->data() == expect);
+    EXPECT_EQ(blk->slots_processed(), slots.size());
+    EXPECT_EQ(blk->bad_slots(), 0u);
 }
