@@ -14,6 +14,12 @@
 // so the decisions equal the CPU's. Kernels per chunk, after the PSD's preprocessing
 // (QR):
 //
+//  enumeration (psd_se_enum_kernel, QPSK with a starting bound over every row: by
+//    default 2x2 and 4x4): one vector per thread visits all 2^N leaves in Gray-code
+//    order (psd_se_enumerate) and writes the decision where one leaf stands out by more
+//    than the guard band, which is the search's decision; the near-ties (degenerate
+//    channels) go to the first pass as a list, each searched in one thread below the
+//    bound over every leaf (at most 2^8 leaves: nothing to spread, no waves).
 //  first pass (psd_se_first_kernel): one vector per thread. A persistent grid; each
 //    thread advances its vector one search step per loop iteration and takes the next
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
@@ -141,13 +147,14 @@ struct se_work {
     se_vector* vec;      //!< [n_vec of the chunk]
     int* queued;         //!< [n_vec]: vectors that left the first pass
     se_task* tasks[2];   //!< wave w reads tasks[w & 1], writes tasks[(w + 1) & 1]
+    int* items;          //!< the first pass's vectors (count at w_items); null: all
     unsigned int* words; //!< counters, see se_word
     unsigned int capacity; //!< entries of each task list
 };
 
-//! Counter words: the first pass's vector counter, the queue's length, then per wave its
-//! task count and its task counter.
-enum se_word : int { w_first = 0, w_queued = 1, w_wave0 = 2 };
+//! Counter words: the first pass's vector counter, the queue's length, the count of
+//! se_work::items, then per wave its task count and its task counter.
+enum se_word : int { w_first = 0, w_queued = 1, w_items = 2, w_wave0 = 3 };
 MIMODET_HD inline int se_wave_count(int w) { return w_wave0 + 2 * w; }
 MIMODET_HD inline int se_wave_next(int w) { return w_wave0 + 2 * w + 1; }
 constexpr int k_se_max_waves = psd_se_max_n;
@@ -518,11 +525,17 @@ __global__ void __launch_bounds__(k_se_threads)
     uint32_t next = 0; //!< expanded nodes at which the search next looks at spreading
     unsigned long long best_key = 0;
     bool first = true;
+    // With a list (the vectors psd_se_enum_kernel left), its entries are the items.
+    const int n_items = W.items ? static_cast<int>(W.words[w_items]) : n_vec;
+    const uint32_t enumerated =
+        W.items ? psd_se_enumerated_evaluated(N) : 0u; // the metrics it computed
     for (;;) {
         if (v < 0) {
             v = se_next_item(first, W.words + w_first);
-            if (v >= n_vec)
+            if (v >= n_items)
                 break;
+            if (W.items)
+                v = W.items[v];
             m = static_cast<size_t>(map.matrix_of(v));
             se_load<NMAX>(pb, L, R, Qt, w, y, m, v, s_z);
             next = se_first_look(first_nodes, drain_nodes);
@@ -538,7 +551,7 @@ __global__ void __launch_bounds__(k_se_threads)
             }
             // The starting bound's leaf waits in st.best: it is the decision of a search
             // spread before its first leaf whose tasks are all stopped.
-            uint32_t start_evaluated = 0;
+            uint32_t start_evaluated = enumerated;
             const double bound = psd_se_start_bound<NMAX, true>(
                 pb, L.start_rows, st.best, start_evaluated);
             psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, bound);
@@ -578,7 +591,7 @@ __global__ void __launch_bounds__(k_se_threads)
         // A search spreads once it has a leaf or a starting bound to prune its tasks.
         const double radius = st.d2 < st.bound ? st.d2 : st.bound;
         if (st.expanded < next || st.k == 0 || !(radius < psd_se_inf()) ||
-            !se_spread_now(st.expanded, first_nodes, next, W.words + w_first, n_vec))
+            !se_spread_now(st.expanded, first_nodes, next, W.words + w_first, n_items))
             continue;
         // Long search: its rest becomes tasks bounded by its best leaf (or the bound).
         const int n = se_rest<NMAX>(pb, st, L.log2P, v, 0ull, nullptr);
@@ -614,6 +627,80 @@ __global__ void __launch_bounds__(k_se_threads)
         W.queued[atomicAdd(W.words + w_queued, 1u)] = v;
         D.work += st.evaluated;
         v = -1;
+    }
+}
+
+/*!
+ * Blocks per SM psd_se_enum_kernel asks the compiler to fit: 8 at 4x4 QPSK (128
+ * registers, a few bytes spilled, instead of 168), 1.06x faster on an H100
+ * (docs/PERFORMANCE.md); the smaller trees need fewer registers anyway.
+ */
+template <int N>
+constexpr int k_se_enum_blocks = N == 8 ? 8 : 1;
+
+/*!
+ * Vectors of a tree of binary levels with a starting bound over every row
+ * (psd_se_enumerates): each thread enumerates its vectors' leaves (psd_se_enumerate) and
+ * writes the decision where one leaf stands out; the others (near-ties) go to
+ * W.items, for the first pass, which searches them as the CPU does. Past the deadline, a
+ * vector gets the SIC point, flagged, as in the first pass.
+ */
+template <int N>
+__global__ void __launch_bounds__(k_se_threads, k_se_enum_blocks<N>)
+    psd_se_enum_kernel(const float2* __restrict__ y,
+                       const double* __restrict__ R,
+                       const double* __restrict__ Qt,
+                       const double* __restrict__ w,
+                       const uint8_t* __restrict__ perm,
+                       const __grid_constant__ psd_se_layout L,
+                       int n_vec,
+                       const __grid_constant__ segment_map map,
+                       se_work W,
+                       uint8_t* __restrict__ bits,
+                       vector_stats* __restrict__ stats,
+                       unsigned long long budget_ns,
+                       unsigned long long* __restrict__ call_start)
+{
+    __shared__ double s_value[2];
+    __shared__ unsigned long long s_start;
+    if (threadIdx.x < 2)
+        s_value[threadIdx.x] = L.value[threadIdx.x];
+    se_deadline D;
+    se_start_deadline(D, budget_ns, call_start, s_start);
+    __shared__ double s_z[N * k_se_threads];
+    const int nb = L.nt * L.q;
+    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, 2 };
+    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n_vec;
+         v += gridDim.x * blockDim.x) {
+        const size_t m = static_cast<size_t>(map.matrix_of(v));
+        se_load<N>(pb, L, R, Qt, w, y, m, v, s_z);
+        uint8_t out[N];
+        if (D.out_of_time(0)) {
+            double z[N];
+            se_z_dense<N>(pb, z);
+            psd_sic(R + m * N * N, z, s_value, N, 2, out);
+            se_write(L,
+                     out,
+                     perm + m * k_psd_max_n,
+                     bits + static_cast<size_t>(v) * nb,
+                     stats ? stats + v : nullptr,
+                     0,
+                     static_cast<uint32_t>(N),
+                     1);
+            continue;
+        }
+        D.work += psd_se_enumerated_evaluated(N);
+        if (psd_se_enumerate<N>(pb, out))
+            se_write(L,
+                     out,
+                     perm + m * k_psd_max_n,
+                     bits + static_cast<size_t>(v) * nb,
+                     stats ? stats + v : nullptr,
+                     psd_se_enumerated_expanded(N),
+                     psd_se_enumerated_evaluated(N),
+                     0);
+        else
+            W.items[atomicAdd(W.words + w_items, 1u)] = v;
     }
 }
 
@@ -871,6 +958,27 @@ uint32_t se_drain_nodes(int N, int log2P, uint32_t nodes)
     return psd_se_drains(N, log2P) ? nodes : UINT32_MAX;
 }
 
+using se_enum_fn = decltype(&psd_se_enum_kernel<psd_se_max_enumerated_n>);
+
+//! psd_se_enum_kernel for N real levels (2 n_tx), or null where L does not enumerate.
+se_enum_fn se_pick_enum(const psd_se_layout& L)
+{
+    if (!psd_se_enumerates(L.N, L.P, L.start_rows))
+        return nullptr;
+    switch (L.N) {
+    case 2:
+        return psd_se_enum_kernel<2>;
+    case 4:
+        return psd_se_enum_kernel<4>;
+    case 6:
+        return psd_se_enum_kernel<6>;
+    case 8:
+        return psd_se_enum_kernel<8>;
+    default:
+        return nullptr;
+    }
+}
+
 //! The instantiation for N real levels: small state for 2 and 4 antennas.
 se_kernels se_pick(int N)
 {
@@ -891,7 +999,7 @@ class psd_se_cuda_detector : public cuda_batch_detector
 {
 public:
     psd_se_cuda_detector(const detector_config& cfg, const psd_se_layout& L, se_kernels k)
-        : cuda_batch_detector(cfg, false), d_L(L), d_k(k),
+        : cuda_batch_detector(cfg, false), d_L(L), d_k(k), d_enum(se_pick_enum(L)),
           d_sorted(psd_uses_sorted_qr(cfg.sorted_qr, psd_cpu_tuned(cfg.n_tx))),
           d_clock(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us))),
           d_split(se_split_nodes()),
@@ -906,6 +1014,13 @@ public:
         MIMODET_CUDA_CHECK(
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, d_k.first, k_se_threads, 0));
         d_grid = static_cast<size_t>(std::max(per_sm, 1)) * prop.multiProcessorCount;
+        if (d_enum) {
+            int enum_per_sm = 0;
+            MIMODET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &enum_per_sm, d_enum, k_se_threads, 0));
+            d_enum_grid =
+                static_cast<size_t>(std::max(enum_per_sm, 1)) * prop.multiProcessorCount;
+        }
         // A cooperative launch holds at most the blocks that fit on the GPU at once.
         int wave_per_sm = 0;
         MIMODET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -934,6 +1049,8 @@ protected:
         d_perm.reserve(n_mat * k_psd_max_n);
         d_vec.reserve(std::max<size_t>(n_vec, 1));
         d_queued.reserve(std::max<size_t>(n_vec, 1));
+        if (d_enum)
+            d_items.reserve(std::max<size_t>(n_vec, 1));
         // A chunk holds at most the whole batch and, but for one matrix's vectors, at
         // most k_max_chunk_vectors.
         const size_t chunk_vectors = std::min(n_vec, k_max_chunk_vectors);
@@ -967,15 +1084,43 @@ protected:
         W.queued = d_queued.get() + c.v0;
         W.tasks[0] = d_tasks[slot][0].get();
         W.tasks[1] = d_tasks[slot][1].get();
+        W.items = nullptr;
         W.words = d_words.get() + static_cast<size_t>(slot) * k_se_words;
         W.capacity = static_cast<unsigned int>(d_capacity);
         MIMODET_CUDA_CHECK(cudaMemsetAsync(W.words, 0, k_se_words * sizeof(unsigned int), s));
         d_clock.arm(s, c.m0 == 0);
+        if (d_enum) {
+            // The enumeration decides nearly every vector; the first pass searches the
+            // rest (W.items).
+            W.items = d_items.get() + c.v0;
+            const unsigned enum_grid = static_cast<unsigned>(
+                std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_enum_grid));
+            d_enum<<<enum_grid, k_se_threads, 0, s>>>(c.y,
+                                                      R,
+                                                      Qt,
+                                                      weights,
+                                                      perm,
+                                                      d_L,
+                                                      static_cast<int>(c.n_vec),
+                                                      c.map,
+                                                      W,
+                                                      c.bits,
+                                                      c.stats,
+                                                      d_clock.budget_ns(),
+                                                      d_clock.start());
+            MIMODET_CUDA_CHECK_LAUNCH();
+        }
+        // After the enumeration, the first pass takes its few near-ties on a small grid,
+        // each search in one thread (at most 2^8 leaves below a bound that keeps only the
+        // least metric's): no waves, no queue.
+        const size_t first_blocks = d_enum ? static_cast<size_t>(d_sms) : d_grid;
         const unsigned first_grid = static_cast<unsigned>(
-            std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_grid));
+            std::min((c.n_vec + k_se_threads - 1) / k_se_threads, first_blocks));
         // A first pass of fewer vectors than the GPU holds threads leaves the rest of it
         // idle from the start: there the searches spread earlier.
-        const uint32_t drain = c.n_vec < d_grid * k_se_threads ? d_drain_sparse : d_drain;
+        const uint32_t drain = d_enum                            ? UINT32_MAX
+                               : c.n_vec < d_grid * k_se_threads ? d_drain_sparse
+                                                                 : d_drain;
         d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y,
                                                       R,
                                                       Qt,
@@ -988,11 +1133,13 @@ protected:
                                                       z,
                                                       c.bits,
                                                       c.stats,
-                                                      d_split,
+                                                      d_enum ? UINT32_MAX : d_split,
                                                       drain,
                                                       d_clock.budget_ns(),
                                                       d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
+        if (d_enum)
+            return;
         // The waves: a launch each, or one cooperative launch that ends at the first wave
         // without tasks (psd_se_cooperative_waves).
         if (d_cooperative) {
@@ -1079,6 +1226,7 @@ private:
 
     const psd_se_layout d_L;
     const se_kernels d_k;
+    const se_enum_fn d_enum; //!< null: the first pass takes every vector
     const bool d_sorted;
     psd_call_clock d_clock; //!< the deadline's clock and the streams' scratch slots
     const uint32_t d_split; //!< nodes a thread expands before a search is spread
@@ -1086,6 +1234,7 @@ private:
     const uint32_t d_drain_sparse; //!< the same where the first pass leaves threads idle
     int d_slots = 0;        //!< scratch slots allocated
     size_t d_grid = 0;
+    size_t d_enum_grid = 0; //!< blocks of psd_se_enum_kernel that fit on the GPU at once
     size_t d_coop_grid = 0;     //!< blocks of the waves' cooperative launch
     bool d_cooperative = false; //!< all waves in one cooperative launch
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
@@ -1094,7 +1243,7 @@ private:
     device_buffer<double> d_R, d_Qt, d_w, d_z;
     device_buffer<uint8_t> d_perm;
     device_buffer<se_vector> d_vec;
-    device_buffer<int> d_queued;
+    device_buffer<int> d_queued, d_items;
     device_buffer<se_task> d_tasks[k_streams_max][2];
 };
 

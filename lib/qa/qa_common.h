@@ -142,6 +142,23 @@ inline gr::mimodet::detector::sptr make_counts_as_cuda(const std::string& algori
     return make(algorithm, n_tx, n_rx, mod, base);
 }
 
+/*!
+ * Makes b's first matrices degenerate: 0..9 all zero, 10..n_bad-1 with column 1 a copy
+ * of column 0 (with more than one transmit antenna), whose vectors' leaves tie.
+ */
+inline void make_rank_deficient(batch& b, int n_bad)
+{
+    const int nt = b.n_tx, nr = b.n_rx;
+    for (int m = 0; m < n_bad && m < b.n_mat; ++m)
+        for (int r = 0; r < nr; ++r) {
+            cf* row = &b.H[(static_cast<size_t>(m) * nr + r) * nt];
+            if (m < 10)
+                std::fill(row, row + nt, cf(0));
+            else if (nt > 1)
+                row[1] = row[0];
+        }
+}
+
 //! stats (optional): n_mat * n_sym entries.
 inline std::vector<uint8_t>
 run_bits(gr::mimodet::detector& d, const batch& b, gr::mimodet::vector_stats* stats = nullptr)

@@ -13,6 +13,7 @@
 
 #include "detect/backend.h"
 #include "detect/psd/psd_params.h"
+#include "detect/psd/psd_se.h"
 #include "qa_common.h"
 #include "qa_gpu_common.h"
 #include <algorithm>
@@ -121,10 +122,13 @@ bool on_se_kernels(const psd_params& p, int n_tx, modulation mod)
                p.lvl.empty() ? core::psd_resolve({}, {}, n_tx, omega, true) : p);
 }
 
-//! Node counts of vector v that must equal the CPU's (see on_se_kernels).
+//! Node counts of vector v that must equal the CPU's (see on_se_kernels); a vector the
+//! enumeration decided (psd_se_enumerate, 4x4 QPSK) has fixed ones.
 bool counts_comparable(bool se, const vector_stats& cpu)
 {
-    return !se || cpu.expanded < qa::psd_se_spread_nodes();
+    const bool enumerated = cpu.expanded == core::psd_se_enumerated_expanded(8) &&
+                            cpu.evaluated == core::psd_se_enumerated_evaluated(8);
+    return !se || cpu.expanded < qa::psd_se_spread_nodes() || enumerated;
 }
 
 /*!
@@ -843,5 +847,60 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
             std::printf("%s: %zu vectors, %zu with more than 1000 nodes\n", what.c_str(),
                         n_vec, long_searches);
         }
+    }
+}
+
+TEST(gpu_psd, enumeration_decides_as_the_cpu)
+{
+    SKIP_WITHOUT_GPU();
+    // QPSK with a bound over every row (the CUDA default at 2x2 and 4x4; 1x1 and 3x3
+    // given by value, the two other instantiations): the enumeration kernel decides the
+    // vectors whose least metric stands out, and the first pass searches the near-ties,
+    // each in one thread. On rank-deficient channels (all zero; column 1 a copy of column
+    // 0: ties) besides Rayleigh ones at 0-30 dB, every vector's bits and node counts
+    // equal the CPU's with the same setting, and both ways are taken.
+    for (int nt : { 1, 2, 3, 4 }) {
+        const std::string what = std::to_string(nt) + "x" + std::to_string(nt) + " qpsk";
+        const int N = 2 * nt;
+        auto b = qa::make_batch(nt,
+                                nt,
+                                modulation::qpsk,
+                                qa::sanitizer_size(3000, 60),
+                                7,
+                                0.0,
+                                30.0,
+                                4400 + nt);
+        qa::make_rank_deficient(b, 40);
+        const int rows = nt == 2 || nt == 4 ? -1 : N;
+        auto gpu = make_psd(nt, nt, modulation::qpsk, "cuda", {}, -1, rows);
+        auto cpu = make_psd(nt, nt, modulation::qpsk, "cpu", {}, -1, rows);
+        se_result r;
+        for (int call = 0; call < 2; ++call) { // the second call reuses every buffer
+            detect_se(*gpu, *cpu, b, r);
+            ASSERT_EQ(r.g, r.c) << what;
+            size_t decided = 0, searched = 0, differ = 0;
+            for (size_t v = 0; v < r.sg.size(); ++v) {
+                EXPECT_EQ(r.sg[v].truncated, 0u) << what;
+                differ += r.sg[v].expanded != r.sc[v].expanded ||
+                          r.sg[v].evaluated != r.sc[v].evaluated;
+                const bool enumerated =
+                    r.sc[v].expanded == core::psd_se_enumerated_expanded(N) &&
+                    r.sc[v].evaluated == core::psd_se_enumerated_evaluated(N);
+                (enumerated ? decided : searched) += 1;
+            }
+            EXPECT_EQ(differ, 0u) << what;
+            EXPECT_GT(decided, r.sg.size() / 2) << what;
+            EXPECT_GE(searched, 10u * b.n_sym) << what; // the all-zero channels at least
+            std::printf("%s call %d: %zu vectors, %zu decided by the enumeration, %zu "
+                        "searched\n",
+                        what.c_str(),
+                        call,
+                        r.sg.size(),
+                        decided,
+                        searched);
+        }
+        auto ml = qa::make("ml", nt, nt, modulation::qpsk);
+        const auto e = qa::run_bits(*ml, b);
+        EXPECT_EQ(qa::count_non_ml(b, r.g, e, 1e-9), 0) << what << ": not ML";
     }
 }

@@ -284,8 +284,8 @@ TEST(gpu_slot_receiver, block_in_a_flowgraph)
 TEST(gpu_slot_receiver, exact_psd_stopped_with_slots_in_flight)
 {
     // Exact psd keeps its slots in flight across calls. A repeating stream stopped while
-    // they run: stop() and wait() return soon, and what came out is a whole number of
-    // slots, in order, each with the bits the core gives it.
+    // they run: stop() and wait() return soon, and what reached the sink is a whole
+    // number of slots, in order, each with the bits the core gives it.
     QA_SKIP_WITHOUT_GPU();
     const double mhz = qa::sanitizer_size(5.0, 1.4);
     const int nt = 4, nr = 4, cell = 9, n_slots = 6;
@@ -322,16 +322,24 @@ TEST(gpu_slot_receiver, exact_psd_stopped_with_slots_in_flight)
     EXPECT_LT(stop_s, 2.0);
     const uint64_t done = blk->slots_processed();
     EXPECT_GT(done, 0u);
-    std::vector<uint8_t> want;
-    for (uint64_t i = 0; i < done; ++i)
-        want.insert(want.end(), expect[i % n_slots].begin(), expect[i % n_slots].end());
+    // The sink holds the slots the block put out, but for the last few where the stop
+    // came before the sink's thread took them.
     const auto got = sink->data();
-    ASSERT_EQ(got.size(), want.size()) << done << " slots";
-    EXPECT_TRUE(got == want) << done << " slots";
+    std::vector<uint8_t> want;
+    uint64_t out = 0;
+    while (want.size() < got.size() && out < done) {
+        want.insert(
+            want.end(), expect[out % n_slots].begin(), expect[out % n_slots].end());
+        ++out;
+    }
+    ASSERT_EQ(got.size(), want.size()) << out << " of " << done << " slots";
+    EXPECT_TRUE(got == want) << out << " of " << done << " slots";
+    EXPECT_GT(out, 0u);
     EXPECT_EQ(blk->bad_slots(), 0u);
     EXPECT_EQ(blk->truncated_slots(), 0u);
-    std::printf("%llu slots out, stop() + wait() %.1f ms\n",
+    std::printf("%llu slots out, %llu at the sink, stop() + wait() %.1f ms\n",
                 static_cast<unsigned long long>(done),
+                static_cast<unsigned long long>(out),
                 stop_s * 1e3);
 }
 

@@ -564,12 +564,129 @@ TEST(psd, starting_bound_keeps_decisions_and_cuts_nodes)
         }
 }
 
+TEST(psd_se, enumeration_decides_as_the_search)
+{
+    // psd_se_enumerate on binary trees of 2..8 levels: plain random problems, the
+    // degenerate rows of the tests above (R_kk = 0 ties leaves; a denormal R_kk ties them
+    // within rounding; z far outside the constellation; R_kk = NaN), two equal columns
+    // (leaves that swap their symbols tie exactly where the two differ) and z exactly on
+    // a lattice point (metric 0). Where it decides, its leaf is the search's (from an
+    // infinite radius), the search's metric of it the least of all leaves and no other
+    // leaf has it; it leaves the ties to the search.
+    std::mt19937_64 rng(77);
+    const constellation& c = constellation::get(modulation::qpsk);
+    for (const int N : { 2, 4, 6, 8 }) {
+        se_instance in = se_problem_of(modulation::qpsk);
+        in.N = N;
+        int decided = 0, left = 0;
+        for (int t = 0; t < 1500; ++t) {
+            SCOPED_TRACE("N " + std::to_string(N) + " instance " + std::to_string(t));
+            const bool low_noise = t % 7 == 6;
+            int special = se_draw(in, rng, c, t, 0.3, low_noise ? 0.0 : 1.0);
+            const int kind = (t / 5) % 4;
+            if (special == 0 && kind == 1 && N >= 2) {
+                // Column N-1 copies column 0 (rows 1..N-1 of it zero): the metric depends
+                // on the two symbols' sum only.
+                for (int k = 0; k < N; ++k)
+                    in.R[k * N + N - 1] = k == 0 ? in.R[0] : 0.0;
+                for (int k = 0; k < N; ++k)
+                    in.w[k] = core::psd_se_weight(in.R[k * N + k], 1.0 / c.scale());
+                special = 5;
+            }
+            se_exhaustive ml;
+            std::vector<uint8_t> sym(N, 0);
+            se_enumerate(in, N - 1, 0.0, sym, ml);
+            const auto search = se_search<core::psd_se_max_n, false>(in);
+            uint8_t leaf[8] = {};
+            const bool decides = core::psd_se_enumerate_n(in.problem(), leaf);
+            if (special == 4)
+                EXPECT_FALSE(decides);
+            if (!decides) {
+                ++left;
+                continue;
+            }
+            ++decided;
+            EXPECT_EQ(ml.ties, 1);
+            EXPECT_TRUE(std::equal(leaf, leaf + N, search.best));
+            EXPECT_EQ(se_leaf_metric(in, leaf), search.d2);
+            EXPECT_EQ(search.d2, ml.least);
+            EXPECT_TRUE(std::equal(ml.best.begin(), ml.best.end(), leaf));
+        }
+        // Both ways are exercised.
+        EXPECT_GT(decided, 700) << "N " << N;
+        EXPECT_GT(left, 300) << "N " << N;
+    }
+}
+
+TEST(psd, enumeration_keeps_decisions)
+{
+    // The CPU PSD (depth-first set) at QPSK with a bound over every row, which enumerates
+    // the leaves first, against no bound: the same bits at 0-30 dB, on rank-deficient
+    // channels (column 1 a copy of column 0: ties) and on all-zero ones. A vector the
+    // enumeration decides counts every inner node and leaf; one it leaves to the search
+    // counts the leaves and the bound's metrics besides the search's, whose expanded
+    // nodes the bound can only cut. Past the deadline, the SIC point.
+    for (int n_tx : { 1, 2, 3, 4 }) {
+        SCOPED_TRACE(std::to_string(n_tx) + "x" + std::to_string(n_tx));
+        const int N = 2 * n_tx;
+        auto b = qa::make_batch(n_tx, n_tx, modulation::qpsk, 300, 7, 0, 30, 43);
+        qa::make_rank_deficient(b, 40);
+        detector_config cfg = psd_config(core::psd_cpu_tuned(n_tx), true);
+        cfg.n_tx = cfg.n_rx = n_tx;
+        cfg.mod = modulation::qpsk;
+        cfg.psd_start_rows = 0;
+        auto plain = core::make_psd_kernel(cfg, false);
+        cfg.psd_start_rows = N;
+        auto enumerating = core::make_psd_kernel(cfg, false);
+        size_t decided = 0, left = 0;
+        for (int m = 0; m < b.n_mat; ++m) {
+            std::vector<uint8_t> plain_bits, bits;
+            std::vector<vector_stats> plain_stats, st;
+            detect_matrix(*plain, b, m, plain_bits, plain_stats);
+            detect_matrix(*enumerating, b, m, bits, st);
+            ASSERT_EQ(bits, plain_bits) << "matrix " << m;
+            for (int s = 0; s < b.n_sym; ++s) {
+                EXPECT_EQ(st[s].truncated, 0u);
+                if (st[s].expanded == core::psd_se_enumerated_expanded(N) &&
+                    st[s].evaluated == core::psd_se_enumerated_evaluated(N)) {
+                    ++decided;
+                } else {
+                    ++left;
+                    EXPECT_LE(st[s].expanded, plain_stats[s].expanded);
+                    EXPECT_GT(st[s].evaluated, 2 * core::psd_se_enumerated_evaluated(N));
+                }
+            }
+        }
+        EXPECT_GT(decided, 1500u);
+        EXPECT_GE(left, 10u * b.n_sym); // the all-zero channels at least
+        // Past the deadline (1 ns) a vector gets the SIC point, flagged, as without the
+        // enumeration.
+        cfg.psd_deadline_us = 1e-3;
+        auto late = core::make_psd_kernel(cfg, false);
+        cfg.psd_start_rows = 0;
+        auto late_plain = core::make_psd_kernel(cfg, false);
+        for (int m = 40; m < 45; ++m) {
+            std::vector<uint8_t> bits, plain_bits;
+            std::vector<vector_stats> st, plain_st;
+            detect_matrix(*late, b, m, bits, st);
+            detect_matrix(*late_plain, b, m, plain_bits, plain_st);
+            EXPECT_EQ(bits, plain_bits) << "matrix " << m;
+            for (const auto& x : st) {
+                EXPECT_EQ(x.truncated, 1u);
+                EXPECT_EQ(x.evaluated, static_cast<uint32_t>(N));
+            }
+        }
+    }
+}
+
 TEST(psd, starting_bound_rows_per_backend)
 {
-    // Defaults (-1): CUDA at 4x4 QPSK, nowhere on the CPU.
-    EXPECT_EQ(core::psd_start_rows(-1, 4, 2, true), 3);
+    // Defaults (-1): CUDA at 2x2 and 4x4 QPSK (every row: the enumeration), nowhere on
+    // the CPU.
+    EXPECT_EQ(core::psd_start_rows(-1, 4, 2, true), 8);
     EXPECT_EQ(core::psd_start_rows(-1, 8, 2, true), 0);
-    EXPECT_EQ(core::psd_start_rows(-1, 2, 2, true), 0);
+    EXPECT_EQ(core::psd_start_rows(-1, 2, 2, true), 4);
+    EXPECT_EQ(core::psd_start_rows(-1, 3, 2, true), 0);
     for (int omega : { 4, 8 })
         EXPECT_EQ(core::psd_start_rows(-1, 4, omega, true), 0);
     for (int omega : { 2, 4, 8 })

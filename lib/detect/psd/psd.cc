@@ -414,6 +414,22 @@ private:
         const psd_se_problem pb = se_problem();
         se_state& st = d_se;
         uint32_t start_evaluated = 0;
+        if (psd_se_enumerates(d_N, d_P, d_start_rows)) {
+            // Started past the deadline: the SIC point, as the search's first check
+            // gives it (and the GPU's enumeration kernel).
+            if (out_of_time(stats.evaluated)) {
+                sic_fallback(stats);
+                return;
+            }
+            if (psd_se_enumerate_n(pb, st.best)) {
+                stats.expanded += psd_se_enumerated_expanded(d_N);
+                stats.evaluated += psd_se_enumerated_evaluated(d_N);
+                copy_best(st.best);
+                return;
+            }
+            // A near-tie: the bound over every leaf and the search decide.
+            start_evaluated += psd_se_enumerated_evaluated(d_N);
+        }
         const double bound =
             psd_se_start_bound<psd_se_max_n>(pb, d_start_rows, st.best, start_evaluated);
         psd_se_begin(pb, st, d_N, nullptr, 0.0, bound, d_partials);
