@@ -14,12 +14,13 @@
 // so the decisions equal the CPU's. Kernels per chunk, after the PSD's preprocessing
 // (QR):
 //
-//  enumeration (psd_se_enum_kernel, QPSK with a starting bound over every row: by
-//    default 2x2 and 4x4): one vector per thread visits all 2^N leaves in Gray-code
-//    order (psd_se_enumerate) and writes the decision where one leaf stands out by more
-//    than the guard band, which is the search's decision; the near-ties (degenerate
-//    channels) go to the first pass as a list, each searched in one thread below the
-//    bound over every leaf (at most 2^8 leaves: nothing to spread, no waves).
+//  enumeration (psd_se_enum_kernel, trees of at most 256 leaves with a starting bound
+//    over every row: by default 2x2 and 4x4 QPSK and 2x2 16QAM): one vector per thread
+//    visits all P^N leaves in Gray-code order (psd_se_enumerate) and writes the decision
+//    where one leaf stands out by more than the guard band, which is the search's
+//    decision; the near-ties (degenerate channels) go to the first pass as a list, each
+//    searched in one thread below the bound over every leaf (at most 256 leaves: nothing
+//    to spread, no waves).
 //  first pass (psd_se_first_kernel): one vector per thread. A persistent grid; each
 //    thread advances its vector one search step per loop iteration and takes the next
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
@@ -528,7 +529,7 @@ __global__ void __launch_bounds__(k_se_threads)
     // With a list (the vectors psd_se_enum_kernel left), its entries are the items.
     const int n_items = W.items ? static_cast<int>(W.words[w_items]) : n_vec;
     const uint32_t enumerated =
-        W.items ? psd_se_enumerated_evaluated(N) : 0u; // the metrics it computed
+        W.items ? psd_se_enumerated_evaluated(N, L.P) : 0u; // the metrics it computed
     for (;;) {
         if (v < 0) {
             v = se_next_item(first, W.words + w_first);
@@ -631,22 +632,22 @@ __global__ void __launch_bounds__(k_se_threads)
 }
 
 /*!
- * Blocks per SM psd_se_enum_kernel asks the compiler to fit: 8 at 4x4 QPSK (128
- * registers, a few bytes spilled, instead of 168), 1.06x faster on an H100
- * (docs/PERFORMANCE.md); the smaller trees need fewer registers anyway.
+ * Blocks per SM psd_se_enum_kernel asks the compiler to fit: 8 at 4x4 (128 registers, a
+ * few bytes spilled, instead of 168), 1.06x faster at QPSK on an H100
+ * (docs/PERFORMANCE.md); the smaller systems need fewer registers anyway.
  */
-template <int N>
+template <int N, int P>
 constexpr int k_se_enum_blocks = N == 8 ? 8 : 1;
 
 /*!
- * Vectors of a tree of binary levels with a starting bound over every row
+ * Vectors of a tree of at most 256 leaves with a starting bound over every row
  * (psd_se_enumerates): each thread enumerates its vectors' leaves (psd_se_enumerate) and
  * writes the decision where one leaf stands out; the others (near-ties) go to
  * W.items, for the first pass, which searches them as the CPU does. Past the deadline, a
  * vector gets the SIC point, flagged, as in the first pass.
  */
-template <int N>
-__global__ void __launch_bounds__(k_se_threads, k_se_enum_blocks<N>)
+template <int N, int P>
+__global__ void __launch_bounds__(k_se_threads, k_se_enum_blocks<N, P>)
     psd_se_enum_kernel(const float2* __restrict__ y,
                        const double* __restrict__ R,
                        const double* __restrict__ Qt,
@@ -661,15 +662,15 @@ __global__ void __launch_bounds__(k_se_threads, k_se_enum_blocks<N>)
                        unsigned long long budget_ns,
                        unsigned long long* __restrict__ call_start)
 {
-    __shared__ double s_value[2];
+    __shared__ double s_value[P];
     __shared__ unsigned long long s_start;
-    if (threadIdx.x < 2)
+    if (threadIdx.x < P)
         s_value[threadIdx.x] = L.value[threadIdx.x];
     se_deadline D;
     se_start_deadline(D, budget_ns, call_start, s_start);
     __shared__ double s_z[N * k_se_threads];
     const int nb = L.nt * L.q;
-    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, 2 };
+    psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, P };
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n_vec;
          v += gridDim.x * blockDim.x) {
         const size_t m = static_cast<size_t>(map.matrix_of(v));
@@ -678,7 +679,7 @@ __global__ void __launch_bounds__(k_se_threads, k_se_enum_blocks<N>)
         if (D.out_of_time(0)) {
             double z[N];
             se_z_dense<N>(pb, z);
-            psd_sic(R + m * N * N, z, s_value, N, 2, out);
+            psd_sic(R + m * N * N, z, s_value, N, P, out);
             se_write(L,
                      out,
                      perm + m * k_psd_max_n,
@@ -689,15 +690,15 @@ __global__ void __launch_bounds__(k_se_threads, k_se_enum_blocks<N>)
                      1);
             continue;
         }
-        D.work += psd_se_enumerated_evaluated(N);
-        if (psd_se_enumerate<N>(pb, out))
+        D.work += psd_se_enumerated_evaluated(N, P);
+        if (psd_se_enumerate<N, P>(pb, out))
             se_write(L,
                      out,
                      perm + m * k_psd_max_n,
                      bits + static_cast<size_t>(v) * nb,
                      stats ? stats + v : nullptr,
-                     psd_se_enumerated_expanded(N),
-                     psd_se_enumerated_evaluated(N),
+                     psd_se_enumerated_expanded(N, P),
+                     psd_se_enumerated_evaluated(N, P),
                      0);
         else
             W.items[atomicAdd(W.words + w_items, 1u)] = v;
@@ -958,22 +959,29 @@ uint32_t se_drain_nodes(int N, int log2P, uint32_t nodes)
     return psd_se_drains(N, log2P) ? nodes : UINT32_MAX;
 }
 
-using se_enum_fn = decltype(&psd_se_enum_kernel<psd_se_max_enumerated_n>);
+using se_enum_fn = decltype(&psd_se_enum_kernel<8, 2>);
 
-//! psd_se_enum_kernel for N real levels (2 n_tx), or null where L does not enumerate.
+//! psd_se_enum_kernel for N real levels (2 n_tx) of P levels, or null where L does not
+//! enumerate.
 se_enum_fn se_pick_enum(const psd_se_layout& L)
 {
     if (!psd_se_enumerates(L.N, L.P, L.start_rows))
         return nullptr;
-    switch (L.N) {
-    case 2:
-        return psd_se_enum_kernel<2>;
-    case 4:
-        return psd_se_enum_kernel<4>;
-    case 6:
-        return psd_se_enum_kernel<6>;
-    case 8:
-        return psd_se_enum_kernel<8>;
+    switch (L.P * 16 + L.N) {
+    case 2 * 16 + 2:
+        return psd_se_enum_kernel<2, 2>;
+    case 2 * 16 + 4:
+        return psd_se_enum_kernel<4, 2>;
+    case 2 * 16 + 6:
+        return psd_se_enum_kernel<6, 2>;
+    case 2 * 16 + 8:
+        return psd_se_enum_kernel<8, 2>;
+    case 4 * 16 + 2:
+        return psd_se_enum_kernel<2, 4>;
+    case 4 * 16 + 4:
+        return psd_se_enum_kernel<4, 4>;
+    case 8 * 16 + 2:
+        return psd_se_enum_kernel<2, 8>;
     default:
         return nullptr;
     }

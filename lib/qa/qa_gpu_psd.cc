@@ -126,8 +126,8 @@ bool on_se_kernels(const psd_params& p, int n_tx, modulation mod)
 //! enumeration decided (psd_se_enumerate, 4x4 QPSK) has fixed ones.
 bool counts_comparable(bool se, const vector_stats& cpu)
 {
-    const bool enumerated = cpu.expanded == core::psd_se_enumerated_expanded(8) &&
-                            cpu.evaluated == core::psd_se_enumerated_evaluated(8);
+    const bool enumerated = cpu.expanded == core::psd_se_enumerated_expanded(8, 2) &&
+                            cpu.evaluated == core::psd_se_enumerated_evaluated(8, 2);
     return !se || cpu.expanded < qa::psd_se_spread_nodes() || enumerated;
 }
 
@@ -853,27 +853,29 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
 TEST(gpu_psd, enumeration_decides_as_the_cpu)
 {
     SKIP_WITHOUT_GPU();
-    // QPSK with a bound over every row (the CUDA default at 2x2 and 4x4; 1x1 and 3x3
-    // given by value, the two other instantiations): the enumeration kernel decides the
-    // vectors whose least metric stands out, and the first pass searches the near-ties,
+    // Trees of at most 256 leaves with a bound over every row (the CUDA default at 2x2
+    // and 4x4 QPSK and 2x2 16QAM; the other instantiations' given by value: 1x1 and 3x3
+    // QPSK, 1x1 16QAM, 1x1 64QAM): the enumeration kernel decides the vectors whose least
+    // metric stands out, and the first pass searches the near-ties,
     // each in one thread. On rank-deficient channels (all zero; column 1 a copy of column
     // 0: ties) besides Rayleigh ones at 0-30 dB, every vector's bits and node counts
     // equal the CPU's with the same setting, and both ways are taken.
-    for (int nt : { 1, 2, 3, 4 }) {
-        const std::string what = std::to_string(nt) + "x" + std::to_string(nt) + " qpsk";
-        const int N = 2 * nt;
-        auto b = qa::make_batch(nt,
-                                nt,
-                                modulation::qpsk,
-                                qa::sanitizer_size(3000, 60),
-                                7,
-                                0.0,
-                                30.0,
-                                4400 + nt);
+    const std::pair<int, modulation> shapes[] = {
+        { 1, modulation::qpsk }, { 2, modulation::qpsk },  { 3, modulation::qpsk },
+        { 4, modulation::qpsk }, { 1, modulation::qam16 }, { 2, modulation::qam16 },
+        { 1, modulation::qam64 }
+    };
+    for (const auto& [nt, mod] : shapes) {
+        const std::string what =
+            std::to_string(nt) + "x" + std::to_string(nt) + " " + to_string(mod);
+        const int N = 2 * nt, P = constellation::get(mod).pam_order();
+        auto b = qa::make_batch(
+            nt, nt, mod, qa::sanitizer_size(3000, 60), 7, 0.0, 30.0, 4400 + nt);
         qa::make_rank_deficient(b, 40);
-        const int rows = nt == 2 || nt == 4 ? -1 : N;
-        auto gpu = make_psd(nt, nt, modulation::qpsk, "cuda", {}, -1, rows);
-        auto cpu = make_psd(nt, nt, modulation::qpsk, "cpu", {}, -1, rows);
+        // The default where it is this (the CUDA backend's), else given.
+        const int rows = core::psd_start_rows(-1, nt, P, true) == N ? -1 : N;
+        auto gpu = make_psd(nt, nt, mod, "cuda", {}, -1, rows);
+        auto cpu = make_psd(nt, nt, mod, "cpu", {}, -1, rows);
         se_result r;
         for (int call = 0; call < 2; ++call) { // the second call reuses every buffer
             detect_se(*gpu, *cpu, b, r);
@@ -884,8 +886,8 @@ TEST(gpu_psd, enumeration_decides_as_the_cpu)
                 differ += r.sg[v].expanded != r.sc[v].expanded ||
                           r.sg[v].evaluated != r.sc[v].evaluated;
                 const bool enumerated =
-                    r.sc[v].expanded == core::psd_se_enumerated_expanded(N) &&
-                    r.sc[v].evaluated == core::psd_se_enumerated_evaluated(N);
+                    r.sc[v].expanded == core::psd_se_enumerated_expanded(N, P) &&
+                    r.sc[v].evaluated == core::psd_se_enumerated_evaluated(N, P);
                 (enumerated ? decided : searched) += 1;
             }
             EXPECT_EQ(differ, 0u) << what;
@@ -899,7 +901,7 @@ TEST(gpu_psd, enumeration_decides_as_the_cpu)
                         decided,
                         searched);
         }
-        auto ml = qa::make("ml", nt, nt, modulation::qpsk);
+        auto ml = qa::make("ml", nt, nt, mod);
         const auto e = qa::run_bits(*ml, b);
         EXPECT_EQ(qa::count_non_ml(b, r.g, e, 1e-9), 0) << what << ": not ML";
     }

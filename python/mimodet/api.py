@@ -123,8 +123,8 @@ def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params)
       start_rows PSD depth-first search: rows whose every combination, with
                  successive interference cancellation below, gives the search a
                  starting bound; the same decisions, other node counts and speed
-                 (-1, the default: the backend's own; 0: none; else 1..8; at
-                 QPSK, all 2 n_tx rows enumerate the leaves first)
+                 (-1, the default: the backend's own; 0: none; else 1..8; all
+                 2 n_tx rows of at most 256 leaves enumerate them first)
     LLRs are finite, saturated at +-1e10; the 'flags' stats of detect_bits and
     detect_llr(..., return_stats=True) mark a rank-deficient or zero H (1) and a
     saturated LLR (2), docs/CONVENTIONS.md.

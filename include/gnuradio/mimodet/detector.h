@@ -126,10 +126,11 @@ struct MIMODET_API detector_config {
     //! bound (the best of those leaves' metrics, a fixed-complexity sphere decoder's
     //! candidates). It prunes only nodes above a leaf the search reaches anyway, so the
     //! decisions are those without it, ties included; it changes the node counts and the
-    //! speed. At QPSK, every row (2 n_tx) enumerates the leaves instead and decides
-    //! without a search wherever one leaf's metric stands out (the search's decision
-    //! there too); the near-ties are searched below that bound. -1 (the default): the
-    //! backend's own (CUDA: every row at 2x2 and 4x4 QPSK, else 0; CPU: 0;
+    //! speed. Every row (2 n_tx) of a tree of at most 256 leaves (4x4 QPSK, 2x2 16QAM,
+    //! 1x1 64QAM) enumerates the leaves instead and decides without a search wherever
+    //! one leaf's metric stands out (the search's decision there too); the near-ties
+    //! are searched below that bound. -1 (the default): the backend's own (CUDA: every
+    //! row at 2x2 and 4x4 QPSK and 2x2 16QAM, else 0; CPU: 0;
     //! docs/PERFORMANCE.md), 0: none (an infinite starting radius), else
     //! 1..8 rows (fewer where they would pass 2 n_tx rows or 512 paths). Other
     //! algorithms refuse a value other than -1.

@@ -422,13 +422,13 @@ private:
                 return;
             }
             if (psd_se_enumerate_n(pb, st.best)) {
-                stats.expanded += psd_se_enumerated_expanded(d_N);
-                stats.evaluated += psd_se_enumerated_evaluated(d_N);
+                stats.expanded += psd_se_enumerated_expanded(d_N, d_P);
+                stats.evaluated += psd_se_enumerated_evaluated(d_N, d_P);
                 copy_best(st.best);
                 return;
             }
             // A near-tie: the bound over every leaf and the search decide.
-            start_evaluated += psd_se_enumerated_evaluated(d_N);
+            start_evaluated += psd_se_enumerated_evaluated(d_N, d_P);
         }
         const double bound =
             psd_se_start_bound<psd_se_max_n>(pb, d_start_rows, st.best, start_evaluated);

@@ -357,14 +357,15 @@ psd_se_step(const psd_se_problem& pb, psd_se_state<NMAX>& st, Partials&& ps = Pa
 /*!
  * Rows whose every combination psd_se_start_bound takes by default, for N real levels of
  * P = 2^log2P levels on the CUDA backend (gpu) or the CPU (0: none, the search starts
- * with an infinite radius). On the H100 (docs/PERFORMANCE.md) 2x2 and 4x4 QPSK take every
- * row: the enumeration (psd_se_enumerate) decides nearly every vector without a search,
- * 2-5x faster than the search. Elsewhere, and on the CPU, a bound costs about what it
- * prunes, or more.
+ * with an infinite radius). On the H100 (docs/PERFORMANCE.md) 2x2 and 4x4 QPSK and 2x2
+ * 16QAM take every row: the enumeration (psd_se_enumerate) decides nearly every vector
+ * without a search, faster than the search. Elsewhere, and on the CPU, a bound costs
+ * about what it prunes, or more.
  */
 MIMODET_HD constexpr int psd_se_start_rows(int N, int log2P, bool gpu)
 {
-    return gpu && log2P == 1 && (N == 4 || N == 8) ? N : 0;
+    const bool enumerated = (log2P == 1 && (N == 4 || N == 8)) || (log2P == 2 && N == 4);
+    return gpu && enumerated ? N : 0;
 }
 
 //! Most paths psd_se_start_bound may take (P^rows).
@@ -463,62 +464,94 @@ MIMODET_HD inline double psd_se_start_bound(const psd_se_problem& pb,
 #define MIMODET_SE_UNROLL
 #endif
 
-//! Largest N that psd_se_enumerate covers (2^8 = 256 leaves).
-constexpr int psd_se_max_enumerated_n = 8;
+//! Most leaves psd_se_enumerate visits (P^N).
+constexpr int psd_se_max_enumerated_leaves = 256;
+
+//! P^N, the leaves of N real levels of P levels (P^N <= 2^16 where it is asked).
+MIMODET_HD constexpr unsigned psd_se_leaves(int N, int P)
+{
+    unsigned n = 1;
+    for (int k = 0; k < N; ++k)
+        n *= static_cast<unsigned>(P);
+    return n;
+}
 
 /*!
  * Whether a search of N real levels of P levels, with a starting bound of `rows` rows,
- * first enumerates the leaves (psd_se_enumerate): binary levels (QPSK) and a bound over
- * every row, rows = N <= psd_se_max_enumerated_n.
+ * first enumerates the leaves (psd_se_enumerate): a bound over every row, rows = N, of at
+ * most psd_se_max_enumerated_leaves leaves (4x4 QPSK, 2x2 16QAM, 1x1 64QAM).
  */
 MIMODET_HD constexpr bool psd_se_enumerates(int N, int P, int rows)
 {
-    return P == 2 && rows == N && N >= 1 && N <= psd_se_max_enumerated_n;
+    return rows == N && N >= 1 && N <= 8 && (P == 2 || P == 4 || P == 8) &&
+           psd_se_leaves(N, P) <= static_cast<unsigned>(psd_se_max_enumerated_leaves);
 }
 
 /*!
  * psd_se_enumerate's guard band, relative to a bound on every leaf's metric: far above
- * the rounding of its 2^N - 1 incremental updates (about 1e-13 of it) and of the order in
+ * the rounding of its P^N - 1 incremental updates (about 1e-13 of it) and of the order in
  * which the search takes children at near-ties, far below the gap between the two best
  * leaves of a realistic vector.
  */
 constexpr double psd_se_enumerate_guard = 1e-9;
 
-/*!
- * The decision of the search of the whole tree, for binary levels (P = 2), found without
- * the search when one leaf stands out: every leaf's metric, in Gray-code order, each
- * updated from the one before (the symbol of one row changes: one column of R), with
- * explicitly rounded operations (the same values on the CPU and the GPU). Where the
- * least of them is below every other by more than the guard band (psd_se_enumerate_guard
- * of a bound on any leaf's metric), that leaf has the least metric with the search's own
- * arithmetic too, and every other leaf's is above it by more than the search's rounding
- * can reorder children. That makes it the search's decision: the search passes a leaf
- * over only where a node on its path fails the radius, or where a sibling taken before
- * it (its row's order comes from the rounded estimate, not from the metrics) fails it or
- * is the leaf level's one child; either way the decision's metric is at most the least
- * plus that rounding, inside the band, where only this leaf lies. Returns true and
- * writes it to best (sorted-PAM index per row); false where a second leaf lies inside
- * the band (ties: a degenerate channel) or a value is not finite, and the search
- * decides.
- */
-//! Index of g's lowest set bit (g > 0); a constant where g is one.
-MIMODET_HD constexpr int psd_se_lowest_bit(unsigned g)
+// The P-ary reflected Gray code, P = 2^log2P, by shifts: written so that nvcc folds them
+// to constants in the unrolled loop (with divisions and a loop over powers of P it kept
+// the steps' direction as a run-time branch, 1.2x slower at 4x4 QPSK).
+
+//! Step g (1 <= g < P^N) of the code changes the digit of g's lowest non-zero base-P
+//! digit.
+MIMODET_HD constexpr int psd_se_gray_digit(unsigned g, int log2P)
 {
-    int j = 0;
-    while (!((g >> j) & 1u))
-        ++j;
-    return j;
+    int bit = 0;
+    while (!((g >> bit) & 1u))
+        ++bit;
+    return bit / log2P;
 }
 
-template <int N>
+//! Whether step g raises that digit (one level up) rather than lowering it.
+MIMODET_HD constexpr bool psd_se_gray_up(unsigned g, int log2P)
+{
+    return ((g >> (log2P * (psd_se_gray_digit(g, log2P) + 1))) & 1u) == 0;
+}
+
+//! Digit k (row k's level index) of the code's g-th word.
+MIMODET_HD constexpr int psd_se_gray_level(unsigned g, int k, int log2P)
+{
+    const unsigned q = g >> (log2P * k);
+    const int d = static_cast<int>(q & ((1u << log2P) - 1u));
+    return ((q >> log2P) & 1u) == 0 ? d : (1 << log2P) - 1 - d;
+}
+
+/*!
+ * The decision of the search of the whole tree, found without the search when one leaf
+ * stands out: every leaf's metric, in Gray-code order (P-ary, reflected: from one leaf
+ * to the next one row's level moves one step, the PAM levels being equally spaced: one
+ * column of R), each updated from the one before, with explicitly rounded operations
+ * (the same values on the CPU and the GPU). Where the least of them is below every
+ * other by more than the guard band (psd_se_enumerate_guard of a bound on any leaf's
+ * metric), that leaf has the least metric with the search's own arithmetic too, and
+ * every other leaf's is above it by more than the search's rounding can reorder
+ * children. That makes it the search's decision: the search passes a leaf over only
+ * where a node on its path fails the radius, or where a sibling taken before it (its
+ * row's order comes from the rounded estimate, not from the metrics) fails it or is the
+ * leaf level's one child; either way the decision's metric is at most the least plus
+ * that rounding, inside the band, where only this leaf lies. Returns true and writes it
+ * to best (sorted-PAM index per row); false where a second leaf lies inside the band
+ * (ties: a degenerate channel) or a value is not finite, and the search decides.
+ */
+template <int N, int P>
 MIMODET_HD inline bool psd_se_enumerate(const psd_se_problem& pb, uint8_t* best)
 {
-    static_assert(N >= 1 && N <= psd_se_max_enumerated_n,
-                  "psd_se_enumerate: 1 <= N <= 8");
+    static_assert(N >= 1 && P >= 2 && psd_se_leaves(N, P) <= psd_se_max_enumerated_leaves,
+                  "psd_se_enumerate: at most 256 leaves");
+    constexpr unsigned leaves = psd_se_leaves(N, P);
+    constexpr int log2P = P == 2 ? 1 : (P == 4 ? 2 : 3);
+    static_assert(1 << log2P == P, "psd_se_enumerate: P is 2, 4 or 8");
     const double low = pb.value[0];
-    const double step = rn_sub(pb.value[1], low); // a row's symbol from level 0 to 1
+    const double step = rn_sub(pb.value[1], low); // one level up
     const double a_low = low < 0.0 ? -low : low;
-    const double a_high = pb.value[1] < 0.0 ? -pb.value[1] : pb.value[1];
+    const double a_high = pb.value[P - 1] < 0.0 ? -pb.value[P - 1] : pb.value[P - 1];
     const double largest = a_low > a_high ? a_low : a_high;
     // Column j of R times step, rows 0..j, at col[j (j + 1) / 2 + i]; its squared norm.
     double col[N * (N + 1) / 2];
@@ -527,14 +560,15 @@ MIMODET_HD inline bool psd_se_enumerate(const psd_se_problem& pb, uint8_t* best)
     for (int j = 0; j < N; ++j) {
         double s = 0.0;
         MIMODET_SE_UNROLL
-        for (int i = 0; i <= j; ++i) {
-            const double c = rn_mul(pb.r(i, j), step);
-            col[j * (j + 1) / 2 + i] = c;
-            s = rn_add(s, rn_mul(c, c));
-        }
+        for (int i = 0; i < N; ++i)
+            if (i <= j) {
+                const double c = rn_mul(pb.r(i, j), step);
+                col[j * (j + 1) / 2 + i] = c;
+                s = rn_add(s, rn_mul(c, c));
+            }
         norm2[j] = s;
     }
-    // The residual of the leaf of all level-0 symbols, its metric, and the bound on any
+    // The residual of the leaf of every row at level 0, its metric, and the bound on any
     // leaf's metric: the sum over rows of (|z_k| + sum_j |R_kj| max |level|)^2.
     double e[N];
     double metric = 0.0, size = 0.0;
@@ -543,11 +577,12 @@ MIMODET_HD inline bool psd_se_enumerate(const psd_se_problem& pb, uint8_t* best)
         double b = pb.zk(k);
         double mag = b < 0.0 ? -b : b;
         MIMODET_SE_UNROLL
-        for (int j = N - 1; j >= k; --j) {
-            const double r = pb.r(k, j);
-            b = rn_sub(b, rn_mul(r, low));
-            mag = rn_add(mag, rn_mul(r < 0.0 ? -r : r, largest));
-        }
+        for (int j = N - 1; j >= 0; --j)
+            if (j >= k) {
+                const double r = pb.r(k, j);
+                b = rn_sub(b, rn_mul(r, low));
+                mag = rn_add(mag, rn_mul(r < 0.0 ? -r : r, largest));
+            }
         e[k] = b;
         metric = rn_add(metric, rn_mul(b, b));
         size = rn_add(size, rn_mul(mag, mag));
@@ -555,18 +590,16 @@ MIMODET_HD inline bool psd_se_enumerate(const psd_se_problem& pb, uint8_t* best)
     // Every value below is bounded by size: finite where it is.
     if (!(size < psd_se_inf()))
         return false;
-    // The two least metrics and the leaf of the least, by selects (no branches); each
+    // The two least metrics and the word of the least, by selects (no branches); each
     // step's metric takes one addition after the last, so the steps' products and sums
     // overlap.
     double least = metric, second = psd_se_inf();
     unsigned at_least = 0;
     MIMODET_SE_UNROLL
-    for (unsigned g = 1; g < (1u << N); ++g) {
-        // Gray code: leaf g (bit k: row k's level) differs from leaf g-1 in the row of
-        // g's lowest set bit.
-        const int j = psd_se_lowest_bit(g);
-        const unsigned leaf = g ^ (g >> 1);
-        const bool up = (leaf >> j) & 1u; // level 0 -> 1: the residual loses the column
+    for (unsigned g = 1; g < leaves; ++g) {
+        const int j = psd_se_gray_digit(g, log2P);
+        const bool up =
+            psd_se_gray_up(g, log2P); // one level up: the residual loses the column
         // Rows 0..j, as loops to N with a guard: nvcc left a loop to j unrolled where j
         // was N-1, which put every array in local memory.
         double dot = rn_mul(e[0], col[j * (j + 1) / 2]);
@@ -586,42 +619,62 @@ MIMODET_HD inline bool psd_se_enumerate(const psd_se_problem& pb, uint8_t* best)
         const double other = below ? least : metric; // the larger of the two
         second = other < second ? other : second;
         least = below ? metric : least;
-        at_least = below ? leaf : at_least;
+        at_least = below ? g : at_least;
     }
     if (!(second > rn_add(least, rn_mul(psd_se_enumerate_guard, size))))
         return false;
     MIMODET_SE_UNROLL
     for (int k = 0; k < N; ++k)
-        best[k] = static_cast<uint8_t>((at_least >> k) & 1u);
+        best[k] = static_cast<uint8_t>(psd_se_gray_level(at_least, k, log2P));
     return true;
 }
 
-//! psd_se_enumerate for N known at run time (psd_se_enumerates(N, 2, N)).
+//! psd_se_enumerate for N and P known at run time (psd_se_enumerates(N, P, N)).
 MIMODET_HD inline bool psd_se_enumerate_n(const psd_se_problem& pb, uint8_t* best)
 {
-    switch (pb.N) {
-    case 1:
-        return psd_se_enumerate<1>(pb, best);
-    case 2:
-        return psd_se_enumerate<2>(pb, best);
-    case 3:
-        return psd_se_enumerate<3>(pb, best);
-    case 4:
-        return psd_se_enumerate<4>(pb, best);
-    case 5:
-        return psd_se_enumerate<5>(pb, best);
-    case 6:
-        return psd_se_enumerate<6>(pb, best);
-    case 7:
-        return psd_se_enumerate<7>(pb, best);
+    switch (pb.P * 16 + pb.N) {
+    case 2 * 16 + 1:
+        return psd_se_enumerate<1, 2>(pb, best);
+    case 2 * 16 + 2:
+        return psd_se_enumerate<2, 2>(pb, best);
+    case 2 * 16 + 3:
+        return psd_se_enumerate<3, 2>(pb, best);
+    case 2 * 16 + 4:
+        return psd_se_enumerate<4, 2>(pb, best);
+    case 2 * 16 + 5:
+        return psd_se_enumerate<5, 2>(pb, best);
+    case 2 * 16 + 6:
+        return psd_se_enumerate<6, 2>(pb, best);
+    case 2 * 16 + 7:
+        return psd_se_enumerate<7, 2>(pb, best);
+    case 2 * 16 + 8:
+        return psd_se_enumerate<8, 2>(pb, best);
+    case 4 * 16 + 1:
+        return psd_se_enumerate<1, 4>(pb, best);
+    case 4 * 16 + 2:
+        return psd_se_enumerate<2, 4>(pb, best);
+    case 4 * 16 + 3:
+        return psd_se_enumerate<3, 4>(pb, best);
+    case 4 * 16 + 4:
+        return psd_se_enumerate<4, 4>(pb, best);
+    case 8 * 16 + 1:
+        return psd_se_enumerate<1, 8>(pb, best);
+    case 8 * 16 + 2:
+        return psd_se_enumerate<2, 8>(pb, best);
     default:
-        return psd_se_enumerate<8>(pb, best);
+        return false; // not psd_se_enumerates: the search decides
     }
 }
 
 //! A vector psd_se_enumerate decided: every inner node expanded, every leaf evaluated.
-MIMODET_HD constexpr uint32_t psd_se_enumerated_expanded(int N) { return (1u << N) - 1u; }
-MIMODET_HD constexpr uint32_t psd_se_enumerated_evaluated(int N) { return 1u << N; }
+MIMODET_HD constexpr uint32_t psd_se_enumerated_expanded(int N, int P)
+{
+    return (psd_se_leaves(N, P) - 1u) / static_cast<uint32_t>(P - 1);
+}
+MIMODET_HD constexpr uint32_t psd_se_enumerated_evaluated(int N, int P)
+{
+    return psd_se_leaves(N, P);
+}
 
 //! Whether a stopped search left candidates inside the sphere (the truncated flag).
 template <int NMAX>
