@@ -33,13 +33,6 @@ namespace { // each translation unit its own copy (constant tables)
 
 // The per-matrix and per-branch math is host-callable too (MIMODET_HD), so it can be
 // checked against the CPU FSD without a GPU.
-// Full unrolling in device code, where a loop's trip count is a compile-time constant (a
-// templated matrix size): it turns small per-thread arrays into registers.
-#ifdef __CUDA_ARCH__
-#define MIMODET_UNROLL _Pragma("unroll")
-#else
-#define MIMODET_UNROLL
-#endif
 // Per-matrix functions whose arrays only stay in registers once inlined into the kernel.
 #define MIMODET_HD_INLINE __host__ __device__ __forceinline__
 

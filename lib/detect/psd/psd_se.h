@@ -456,14 +456,6 @@ MIMODET_HD inline double psd_se_start_bound(const psd_se_problem& pb,
     return bound;
 }
 
-// Full unrolling of psd_se_enumerate's loops on the GPU: with N a compile-time constant
-// every array index is one, and the arrays stay in registers.
-#ifdef __CUDA_ARCH__
-#define MIMODET_SE_UNROLL _Pragma("unroll")
-#else
-#define MIMODET_SE_UNROLL
-#endif
-
 //! Most leaves psd_se_enumerate visits (P^N).
 constexpr int psd_se_max_enumerated_leaves = 256;
 
@@ -556,10 +548,10 @@ MIMODET_HD inline bool psd_se_enumerate(const psd_se_problem& pb, uint8_t* best)
     // Column j of R times step, rows 0..j, at col[j (j + 1) / 2 + i]; its squared norm.
     double col[N * (N + 1) / 2];
     double norm2[N];
-    MIMODET_SE_UNROLL
+    MIMODET_UNROLL
     for (int j = 0; j < N; ++j) {
         double s = 0.0;
-        MIMODET_SE_UNROLL
+        MIMODET_UNROLL
         for (int i = 0; i < N; ++i)
             if (i <= j) {
                 const double c = rn_mul(pb.r(i, j), step);
@@ -572,11 +564,11 @@ MIMODET_HD inline bool psd_se_enumerate(const psd_se_problem& pb, uint8_t* best)
     // leaf's metric: the sum over rows of (|z_k| + sum_j |R_kj| max |level|)^2.
     double e[N];
     double metric = 0.0, size = 0.0;
-    MIMODET_SE_UNROLL
+    MIMODET_UNROLL
     for (int k = N - 1; k >= 0; --k) {
         double b = pb.zk(k);
         double mag = b < 0.0 ? -b : b;
-        MIMODET_SE_UNROLL
+        MIMODET_UNROLL
         for (int j = N - 1; j >= 0; --j)
             if (j >= k) {
                 const double r = pb.r(k, j);
@@ -595,7 +587,7 @@ MIMODET_HD inline bool psd_se_enumerate(const psd_se_problem& pb, uint8_t* best)
     // overlap.
     double least = metric, second = psd_se_inf();
     unsigned at_least = 0;
-    MIMODET_SE_UNROLL
+    MIMODET_UNROLL
     for (unsigned g = 1; g < leaves; ++g) {
         const int j = psd_se_gray_digit(g, log2P);
         const bool up =
@@ -603,11 +595,11 @@ MIMODET_HD inline bool psd_se_enumerate(const psd_se_problem& pb, uint8_t* best)
         // Rows 0..j, as loops to N with a guard: nvcc left a loop to j unrolled where j
         // was N-1, which put every array in local memory.
         double dot = rn_mul(e[0], col[j * (j + 1) / 2]);
-        MIMODET_SE_UNROLL
+        MIMODET_UNROLL
         for (int i = 1; i < N; ++i)
             if (i <= j)
                 dot = rn_add(dot, rn_mul(e[i], col[j * (j + 1) / 2 + i]));
-        MIMODET_SE_UNROLL
+        MIMODET_UNROLL
         for (int i = 0; i < N; ++i)
             if (i <= j)
                 e[i] = up ? rn_sub(e[i], col[j * (j + 1) / 2 + i])
@@ -623,7 +615,7 @@ MIMODET_HD inline bool psd_se_enumerate(const psd_se_problem& pb, uint8_t* best)
     }
     if (!(second > rn_add(least, rn_mul(psd_se_enumerate_guard, size))))
         return false;
-    MIMODET_SE_UNROLL
+    MIMODET_UNROLL
     for (int k = 0; k < N; ++k)
         best[k] = static_cast<uint8_t>(psd_se_gray_level(at_least, k, log2P));
     return true;
