@@ -66,6 +66,11 @@ protected:
     //! every vector gets host_stats().
     virtual bool kernels_write_stats() const { return false; }
     virtual vector_stats host_stats() const { return {}; }
+    //! Vectors per chunk of a call of n_vec vectors that is not a single-copy call.
+    virtual size_t chunk_vectors(size_t n_vec) const
+    {
+        return chunk_target_vectors(n_vec, k_streams);
+    }
 
     int device() const { return d_device; }
 

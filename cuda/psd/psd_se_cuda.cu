@@ -24,7 +24,11 @@
 //  first pass (psd_se_first_kernel): one vector per thread. A persistent grid; each
 //    thread advances its vector one search step per loop iteration and takes the next
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
-//    whatever the node counts. Nearly every vector ends here, with the CPU's node counts.
+//    whatever the node counts (where the chunk has more vectors than the GPU holds
+//    threads: the batch detector's chunks of a stream's share of a call have fewer, so
+//    that copies overlap kernels, and MIMODET_PSD_SE_CHUNK sets larger ones). Nearly
+//    every vector ends here, with the CPU's node counts. The search's per-row state is
+//    in registers or in shared memory (psd_se_shared_rows, se_state).
 //    A search may start with a bound (psd_se_start_bound, the CPU's code: the best of a
 //    few fixed-complexity candidates; by default at 4x4 QPSK, psd_se_start_rows).
 //    One still running after psd_se_split_nodes expanded nodes is queued: its best leaf
@@ -416,9 +420,9 @@ __device__ inline void se_write(const psd_se_layout& L,
  * out is null; otherwise writes them at out[0..). Rows are unrolled so that the state
  * stays in registers.
  */
-template <int NMAX>
+template <int NMAX, class Rows>
 __device__ int se_rest(const psd_se_problem& pb,
-                       const psd_se_state<NMAX>& st,
+                       const psd_se_state<NMAX, Rows>& st,
                        int log2P,
                        int v,
                        unsigned long long top_key,
@@ -490,7 +494,44 @@ __device__ inline int se_wave_tasks(const se_work& W, int wave)
     return static_cast<int>(n < W.capacity ? n : W.capacity);
 }
 
-template <int NMAX>
+/*!
+ * A search state whose rows sit in registers (constant row indices: the unrolled step,
+ * one code path per row) or, SharedRows, in the block's shared memory (a run-time row:
+ * one code path, whichever row each lane is at). se_rows_memory is the block's shared
+ * memory for them.
+ */
+template <int NMAX, bool SharedRows>
+using se_state = psd_se_state<
+    NMAX,
+    std::conditional_t<SharedRows, psd_se_rows_strided<k_se_threads>, psd_se_rows<NMAX>>>;
+
+template <int NMAX, bool SharedRows>
+struct se_rows_memory {
+    static constexpr int n = SharedRows ? NMAX * k_se_threads : 1;
+    double pm[n], b[n], pos[n];
+    double val[n];
+    int8_t lo[n], hi[n];
+    uint8_t sym[n];
+};
+
+//! Points a SharedRows state at the thread's columns of M.
+template <int NMAX, bool SharedRows>
+__device__ inline void se_bind_rows(se_state<NMAX, SharedRows>& st,
+                                    se_rows_memory<NMAX, SharedRows>& M)
+{
+    if constexpr (SharedRows) {
+        const int t = threadIdx.x;
+        st.pm.at = M.pm + t;
+        st.b.at = M.b + t;
+        st.pos.at = M.pos + t;
+        st.val.at = M.val + t;
+        st.lo.at = M.lo + t;
+        st.hi.at = M.hi + t;
+        st.sym.at = M.sym + t;
+    }
+}
+
+template <int NMAX, bool SharedRows>
 __global__ void __launch_bounds__(k_se_threads)
     psd_se_first_kernel(const float2* __restrict__ y,
                         const double* __restrict__ R,
@@ -517,8 +558,10 @@ __global__ void __launch_bounds__(k_se_threads)
     se_start_deadline(D, budget_ns, call_start, s_start);
 
     __shared__ double s_z[NMAX * k_se_threads];
+    __shared__ se_rows_memory<NMAX, SharedRows> s_rows;
     const int N = L.N, nb = L.nt * L.q;
-    psd_se_state<NMAX> st;
+    se_state<NMAX, SharedRows> st;
+    se_bind_rows<NMAX, SharedRows>(st, s_rows);
     psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P };
     uint8_t out[NMAX]; // a decision handed to psd_bits_of
     int v = -1;
@@ -555,7 +598,7 @@ __global__ void __launch_bounds__(k_se_threads)
             uint32_t start_evaluated = enumerated;
             const double bound = psd_se_start_bound<NMAX, true>(
                 pb, L.start_rows, st.best, start_evaluated);
-            psd_se_begin<NMAX, true>(pb, st, N, nullptr, 0.0, bound);
+            psd_se_begin<NMAX, !SharedRows>(pb, st, N, nullptr, 0.0, bound);
             st.evaluated += start_evaluated;
             continue;
         }
@@ -578,7 +621,7 @@ __global__ void __launch_bounds__(k_se_threads)
             continue;
         }
         const double before = st.d2;
-        const bool running = psd_se_step<NMAX, true>(pb, st);
+        const bool running = psd_se_step<NMAX, !SharedRows>(pb, st);
         if (st.d2 < before)
             best_key = psd_se_leaf_key(st, L.log2P, 0);
         if (!running) {
@@ -709,9 +752,9 @@ __global__ void __launch_bounds__(k_se_threads, k_se_enum_blocks<N, P>)
  * One wave's tasks (n_tasks of them, wave >= 0), one per thread at a time, the thread
  * taking the next from the wave's counter; see the file's comment.
  */
-template <int NMAX>
+template <int NMAX, bool SharedRows>
 __device__ __forceinline__ void se_wave(psd_se_problem& pb,
-                                        psd_se_state<NMAX>& st,
+                                        se_state<NMAX, SharedRows>& st,
                                         se_deadline& D,
                                         const psd_se_layout& L,
                                         const double* __restrict__ R,
@@ -764,8 +807,8 @@ __device__ __forceinline__ void se_wave(psd_se_problem& pb,
                 se_load_task(pb, L, R, w, z, m, task.v);
             else
                 se_load<NMAX>(pb, L, R, Qt, w, y, m, task.v, s_z);
-            psd_se_begin<NMAX, true>(pb, st, N - task.depth, task.prefix, task.metric,
-                                     se_double(sv.bound));
+            psd_se_begin<NMAX, !SharedRows>(
+                pb, st, N - task.depth, task.prefix, task.metric, se_double(sv.bound));
             next = can_split ? se_first_look(task_nodes, drain_nodes) : UINT32_MAX;
             since_refresh = 0;
             flushed = 0;
@@ -780,7 +823,7 @@ __device__ __forceinline__ void se_wave(psd_se_problem& pb,
             done = true;
         } else {
             const double before = st.d2;
-            done = !psd_se_step<NMAX, true>(pb, st);
+            done = !psd_se_step<NMAX, !SharedRows>(pb, st);
             if (st.d2 < before) {
                 best_key = psd_se_leaf_key(st, L.log2P, task.key);
                 atomicMin(&sv.bound, se_bits(st.d2));
@@ -833,7 +876,7 @@ __device__ __forceinline__ void se_wave(psd_se_problem& pb,
  * instantiations: the barrier's code made a launch per wave slower (2x2 64QAM 5 dB 0.77x,
  * H200).
  */
-template <int NMAX, bool Cooperative>
+template <int NMAX, bool Cooperative, bool SharedRows>
 __global__ void __launch_bounds__(k_se_threads)
     psd_se_wave_kernel(const double* __restrict__ z,
                        const float2* __restrict__ y,
@@ -865,7 +908,9 @@ __global__ void __launch_bounds__(k_se_threads)
 
     const int N = L.N;
     __shared__ double s_z[se_tasks_read_z<NMAX> ? 1 : NMAX * k_se_threads];
-    psd_se_state<NMAX> st;
+    __shared__ se_rows_memory<NMAX, SharedRows> s_rows;
+    se_state<NMAX, SharedRows> st;
+    se_bind_rows<NMAX, SharedRows>(st, s_rows);
     psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P };
     if constexpr (Cooperative) {
         for (int wave = first_wave; wave < end_wave; ++wave) {
@@ -874,42 +919,42 @@ __global__ void __launch_bounds__(k_se_threads)
             const int n_tasks = se_wave_tasks<true>(W, wave);
             if (n_tasks == 0)
                 break;
-            se_wave<NMAX>(pb,
-                          st,
-                          D,
-                          L,
-                          R,
-                          w,
-                          z,
-                          Qt,
-                          y,
-                          s_z,
-                          map,
-                          W,
-                          wave,
-                          n_tasks,
-                          task_nodes,
-                          drain_nodes);
+            se_wave<NMAX, SharedRows>(pb,
+                                      st,
+                                      D,
+                                      L,
+                                      R,
+                                      w,
+                                      z,
+                                      Qt,
+                                      y,
+                                      s_z,
+                                      map,
+                                      W,
+                                      wave,
+                                      n_tasks,
+                                      task_nodes,
+                                      drain_nodes);
             if (wave + 1 < end_wave)
                 cooperative_groups::this_grid().sync();
         }
     } else {
-        se_wave<NMAX>(pb,
-                      st,
-                      D,
-                      L,
-                      R,
-                      w,
-                      z,
-                      Qt,
-                      y,
-                      s_z,
-                      map,
-                      W,
-                      first_wave,
-                      first_tasks,
-                      task_nodes,
-                      drain_nodes);
+        se_wave<NMAX, SharedRows>(pb,
+                                  st,
+                                  D,
+                                  L,
+                                  R,
+                                  w,
+                                  z,
+                                  Qt,
+                                  y,
+                                  s_z,
+                                  map,
+                                  W,
+                                  first_wave,
+                                  first_tasks,
+                                  task_nodes,
+                                  drain_nodes);
     }
 }
 
@@ -934,8 +979,8 @@ __global__ void __launch_bounds__(k_se_threads)
     }
 }
 
-using se_first_fn = decltype(&psd_se_first_kernel<psd_se_max_n>);
-using se_wave_fn = decltype(&psd_se_wave_kernel<psd_se_max_n, false>);
+using se_first_fn = decltype(&psd_se_first_kernel<psd_se_max_n, false>);
+using se_wave_fn = decltype(&psd_se_wave_kernel<psd_se_max_n, false, false>);
 
 struct se_kernels {
     se_first_fn first;
@@ -987,20 +1032,32 @@ se_enum_fn se_pick_enum(const psd_se_layout& L)
     }
 }
 
-//! The instantiation for N real levels: small state for 2 and 4 antennas.
-se_kernels se_pick(int N)
+template <int NMAX, bool SharedRows>
+se_kernels se_kernels_of()
+{
+    return { psd_se_first_kernel<NMAX, SharedRows>,
+             psd_se_wave_kernel<NMAX, false, SharedRows>,
+             psd_se_wave_kernel<NMAX, true, SharedRows> };
+}
+
+template <bool SharedRows>
+se_kernels se_pick_state(int N)
 {
     if (N <= 4)
-        return { psd_se_first_kernel<4>,
-                 psd_se_wave_kernel<4, false>,
-                 psd_se_wave_kernel<4, true> };
+        return se_kernels_of<4, SharedRows>();
     if (N <= 8)
-        return { psd_se_first_kernel<8>,
-                 psd_se_wave_kernel<8, false>,
-                 psd_se_wave_kernel<8, true> };
-    return { psd_se_first_kernel<psd_se_max_n>,
-             psd_se_wave_kernel<psd_se_max_n, false>,
-             psd_se_wave_kernel<psd_se_max_n, true> };
+        return se_kernels_of<8, SharedRows>();
+    return se_kernels_of<psd_se_max_n, SharedRows>();
+}
+
+//! The instantiation for N real levels of P = 2^log2P levels: small state for 2 and 4
+//! antennas; the rows in shared memory where psd_se_shared_rows says (or
+//! MIMODET_PSD_SE_SHARED_ROWS).
+se_kernels se_pick(int N, int log2P)
+{
+    const int forced = tuning::psd_se_shared_rows();
+    const bool shared = forced < 0 ? psd_se_shared_rows(N, log2P) : forced == 1;
+    return shared ? se_pick_state<true>(N) : se_pick_state<false>(N);
 }
 
 class psd_se_cuda_detector : public cuda_batch_detector
@@ -1043,6 +1100,7 @@ public:
         d_coop_grid = static_cast<size_t>(wave_per_sm) * prop.multiProcessorCount;
 
         d_sms = prop.multiProcessorCount;
+        d_chunk = static_cast<size_t>(tuning::psd_se_chunk());
         d_words.reserve(static_cast<size_t>(k_streams_max) * k_se_words);
     }
 
@@ -1060,8 +1118,9 @@ protected:
         if (d_enum)
             d_items.reserve(std::max<size_t>(n_vec, 1));
         // A chunk holds at most the whole batch and, but for one matrix's vectors, at
-        // most k_max_chunk_vectors.
-        const size_t chunk_vectors = std::min(n_vec, k_max_chunk_vectors);
+        // most k_max_chunk_vectors (MIMODET_PSD_SE_CHUNK's where it is set).
+        const size_t chunk_vectors =
+            std::min(n_vec, d_chunk ? d_chunk : k_max_chunk_vectors);
         d_capacity = std::max(
             d_capacity,
             std::max(k_se_min_task_capacity,
@@ -1212,6 +1271,11 @@ protected:
 
     bool kernels_write_stats() const override { return true; }
 
+    size_t chunk_vectors(size_t n_vec) const override
+    {
+        return d_chunk ? d_chunk : cuda_batch_detector::chunk_vectors(n_vec);
+    }
+
 private:
     static constexpr int k_streams_max = 8;
 
@@ -1242,6 +1306,8 @@ private:
     const uint32_t d_drain_sparse; //!< the same where the first pass leaves threads idle
     int d_slots = 0;        //!< scratch slots allocated
     size_t d_grid = 0;
+    //! Vectors per chunk of a large call (MIMODET_PSD_SE_CHUNK); 0: the batch detector's.
+    size_t d_chunk = 0;
     size_t d_enum_grid = 0; //!< blocks of psd_se_enum_kernel that fit on the GPU at once
     size_t d_coop_grid = 0;     //!< blocks of the waves' cooperative launch
     bool d_cooperative = false; //!< all waves in one cooperative launch
@@ -1285,7 +1351,7 @@ detector::sptr make_psd_se_cuda_detector(const detector_config& cfg)
         L.value[j] = pam[order[j]];
         L.label[j] = order[j];
     }
-    return std::make_shared<psd_se_cuda_detector>(cfg, L, se_pick(L.N));
+    return std::make_shared<psd_se_cuda_detector>(cfg, L, se_pick(L.N, L.log2P));
 }
 
 } // namespace core

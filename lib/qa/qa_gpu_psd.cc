@@ -769,85 +769,134 @@ TEST(gpu_psd, depth_first_rest_of_every_spread_search_decides_as_ml)
                                  { "65536", "8", -1, "1" },  { "1", "65536", 2, "1" },
                                  { "65536", "8", 2, "1" },   { "8", "65536", -1, "0" },
                                  { "65536", "8", 2, "0" } };
-    for (const auto& [split_nodes, drain_nodes, start_rows, cooperative] : settings) {
-        const env_override spread("MIMODET_PSD_SE_SPLIT", split_nodes);
-        const env_override drain("MIMODET_PSD_SE_DRAIN", drain_nodes);
-        const env_override coop("MIMODET_PSD_SE_COOPERATIVE", cooperative);
-        const char* split =
-            std::atoi(split_nodes) < std::atoi(drain_nodes) ? split_nodes : drain_nodes;
-        for (const se_shape& sh : { se_shape{ 4, modulation::qam16, 0.0, 25.0, 60 },
-                                    se_shape{ 4, modulation::qam64, 5.0, 25.0, 60 },
-                                    se_shape{ 2, modulation::qam64, 0.0, 20.0, 100 },
-                                    se_shape{ 8, modulation::qpsk, 0.0, 20.0, 30 } }) {
-            const auto b = sh.batch(6, 1700);
-            se_result r;
-            detect_se(*sh.psd("cuda", start_rows), *sh.psd("cpu", start_rows), b, r);
-            const size_t n_vec = r.sg.size();
-            const std::string what = std::string("split ") + split_nodes + ", drain " +
-                                     drain_nodes + ", start rows " +
-                                     std::to_string(start_rows) + ", cooperative " +
-                                     cooperative + ", " + std::to_string(sh.nt) + "x" +
-                                     std::to_string(sh.nt) + " " + to_string(sh.mod);
-            ASSERT_EQ(r.g, r.c) << what;
-            size_t spread = 0;
-            for (size_t v = 0; v < n_vec; ++v) {
-                EXPECT_EQ(r.sg[v].truncated, 0u) << what;
-                spread += r.sc[v].expanded > static_cast<uint32_t>(std::atoi(split));
+    // Each setting with the search's rows in registers and in shared memory
+    // (MIMODET_PSD_SE_SHARED_ROWS).
+    for (const char* shared_rows : { "0", "1" })
+        for (const auto& [split_nodes, drain_nodes, start_rows, cooperative] : settings) {
+            const env_override rows("MIMODET_PSD_SE_SHARED_ROWS", shared_rows);
+            const env_override spread("MIMODET_PSD_SE_SPLIT", split_nodes);
+            const env_override drain("MIMODET_PSD_SE_DRAIN", drain_nodes);
+            const env_override coop("MIMODET_PSD_SE_COOPERATIVE", cooperative);
+            const char* split = std::atoi(split_nodes) < std::atoi(drain_nodes)
+                                    ? split_nodes
+                                    : drain_nodes;
+            for (const se_shape& sh :
+                 { se_shape{ 4, modulation::qam16, 0.0, 25.0, 60 },
+                   se_shape{ 4, modulation::qam64, 5.0, 25.0, 60 },
+                   se_shape{ 2, modulation::qam64, 0.0, 20.0, 100 },
+                   se_shape{ 8, modulation::qpsk, 0.0, 20.0, 30 } }) {
+                const auto b = sh.batch(6, 1700);
+                se_result r;
+                detect_se(*sh.psd("cuda", start_rows), *sh.psd("cpu", start_rows), b, r);
+                const size_t n_vec = r.sg.size();
+                const std::string what = std::string("split ") + split_nodes +
+                                         ", drain " + drain_nodes + ", start rows " +
+                                         std::to_string(start_rows) + ", cooperative " +
+                                         cooperative + ", shared rows " + shared_rows +
+                                         ", " + std::to_string(sh.nt) + "x" +
+                                         std::to_string(sh.nt) + " " + to_string(sh.mod);
+                ASSERT_EQ(r.g, r.c) << what;
+                size_t spread = 0;
+                for (size_t v = 0; v < n_vec; ++v) {
+                    EXPECT_EQ(r.sg[v].truncated, 0u) << what;
+                    spread += r.sc[v].expanded > static_cast<uint32_t>(std::atoi(split));
+                }
+                EXPECT_GT(spread, 0u) << what << ": no search was spread";
+                if (sh.mod == modulation::qam16) {
+                    auto ml = qa::make("ml", b.n_tx, b.n_rx, b.mod);
+                    const auto e = qa::run_bits(*ml, b);
+                    EXPECT_EQ(qa::count_non_ml(b, r.g, e, 1e-9), 0) << what << ": not ML";
+                    EXPECT_EQ(qa::count_non_ml(b, e, r.g, 1e-9), 0)
+                        << what << ": better than ML?";
+                }
+                std::printf("%s: %zu vectors, %zu searched past the split\n",
+                            what.c_str(),
+                            n_vec,
+                            spread);
             }
-            EXPECT_GT(spread, 0u) << what << ": no search was spread";
-            if (sh.mod == modulation::qam16) {
-                auto ml = qa::make("ml", b.n_tx, b.n_rx, b.mod);
-                const auto e = qa::run_bits(*ml, b);
-                EXPECT_EQ(qa::count_non_ml(b, r.g, e, 1e-9), 0) << what << ": not ML";
-                EXPECT_EQ(qa::count_non_ml(b, e, r.g, 1e-9), 0) << what << ": better than ML?";
-            }
-            std::printf("%s: %zu vectors, %zu searched past the split\n", what.c_str(), n_vec,
-                        spread);
         }
-    }
 }
 
 TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
 {
     SKIP_WITHOUT_GPU();
-    // The depth-first set runs on the SE kernels with the CPU's arithmetic and sorted QR: the
-    // same decision for every vector, also for the long searches that the GPU spreads
+    // The depth-first set runs on the SE kernels with the CPU's arithmetic and sorted QR:
+    // the same decision for every vector, also for the long searches that the GPU spreads
     // over tasks (low SNR, 64QAM), ties included; the same node counts for the short ones
     // (the GPU counts a spread search's work, which depends on the schedule). 2, 4 and 8
-    // antennas cover the three instantiations. Sanitizer sizes: a tenth of the matrices
-    // (the first shape still has about 80 searches of more than 1000 nodes).
-    for (const se_shape& sh : { se_shape{ 4, modulation::qam64, -5.0, 8.0, 300 },
-                                se_shape{ 4, modulation::qam64, 15.0, 25.0, 600 },
-                                se_shape{ 4, modulation::qam16, 0.0, 25.0, 300 },
-                                se_shape{ 2, modulation::qam64, 0.0, 20.0, 300 },
-                                se_shape{ 8, modulation::qpsk, 0.0, 20.0, 100 } }) {
-        const auto b = sh.batch(10, 1400);
-        auto gpu = sh.psd("cuda");
-        auto cpu = sh.psd("cpu");
-        se_result r;
-        for (int call = 0; call < 2; ++call) { // the second call reuses every buffer
-            detect_se(*gpu, *cpu, b, r);
-            const size_t n_vec = r.sg.size();
-            const std::string what = std::to_string(sh.nt) + "x" + std::to_string(sh.nt) +
-                                     " " + to_string(sh.mod) + " snr " +
-                                     std::to_string(sh.snr_lo) + " call " +
-                                     std::to_string(call);
+    // antennas cover the three instantiations, each with the search's rows in registers
+    // and in shared memory (MIMODET_PSD_SE_SHARED_ROWS). Sanitizer sizes: a tenth of the
+    // matrices (the first shape still has about 80 searches of more than 1000 nodes).
+    for (const char* shared_rows : { "0", "1" })
+        for (const se_shape& sh : { se_shape{ 4, modulation::qam64, -5.0, 8.0, 300 },
+                                    se_shape{ 4, modulation::qam64, 15.0, 25.0, 600 },
+                                    se_shape{ 4, modulation::qam16, 0.0, 25.0, 300 },
+                                    se_shape{ 2, modulation::qam64, 0.0, 20.0, 300 },
+                                    se_shape{ 8, modulation::qpsk, 0.0, 20.0, 100 } }) {
+            const env_override rows("MIMODET_PSD_SE_SHARED_ROWS", shared_rows);
+            const auto b = sh.batch(10, 1400);
+            auto gpu = sh.psd("cuda");
+            auto cpu = sh.psd("cpu");
+            se_result r;
+            for (int call = 0; call < 2; ++call) { // the second call reuses every buffer
+                detect_se(*gpu, *cpu, b, r);
+                const size_t n_vec = r.sg.size();
+                const std::string what =
+                    std::to_string(sh.nt) + "x" + std::to_string(sh.nt) + " " +
+                    to_string(sh.mod) + " snr " + std::to_string(sh.snr_lo) + " call " +
+                    std::to_string(call) + " shared rows " + shared_rows;
+                ASSERT_EQ(r.g, r.c) << what;
+                size_t long_searches = 0, differ = 0;
+                for (size_t v = 0; v < n_vec; ++v) {
+                    EXPECT_EQ(r.sg[v].truncated, 0u) << what;
+                    long_searches += r.sc[v].expanded >= 1000;
+                    if (counts_comparable(true, r.sc[v]))
+                        differ += r.sg[v].expanded != r.sc[v].expanded ||
+                                  r.sg[v].evaluated != r.sc[v].evaluated;
+                }
+                EXPECT_EQ(differ, 0u) << what;
+                if (sh.mod == modulation::qam64 && sh.nt == 4 && sh.snr_lo < 0)
+                    EXPECT_GE(long_searches, 20u)
+                        << what << ": the long searches were not exercised";
+                std::printf("%s: %zu vectors, %zu with more than 1000 nodes\n",
+                            what.c_str(),
+                            n_vec,
+                            long_searches);
+            }
+        }
+}
+
+TEST(gpu_psd, depth_first_large_calls_decide_as_the_cpu)
+{
+    SKIP_WITHOUT_GPU();
+    // A call of more than 16384 vectors is cut into chunks: by default a stream's share
+    // of the call, with MIMODET_PSD_SE_CHUNK many small ones or one of more vectors than
+    // an H100 holds first-pass threads (threads then take several vectors each). The
+    // same decisions as the CPU, and the same node counts for the searches that do not
+    // spread, with the rows in shared memory (16QAM: the default) and in registers.
+    // Sanitizer sizes: one chunk of a tenth of the matrices.
+    const se_shape sh{ 4, modulation::qam16, 5.0, 25.0, 14000 };
+    const auto b = sh.batch(10, 2300);
+    const size_t n_vec = static_cast<size_t>(b.n_mat) * b.n_sym;
+    for (const char* shared_rows : { "", "0" })
+        for (const char* chunk : { "", "4096", "200000" }) {
+            const env_override rows("MIMODET_PSD_SE_SHARED_ROWS", shared_rows);
+            const env_override chunks("MIMODET_PSD_SE_CHUNK", chunk);
+            se_result r;
+            detect_se(*sh.psd("cuda"), *sh.psd("cpu"), b, r);
+            const std::string what = std::string("chunk '") + chunk + "', shared rows '" +
+                                     shared_rows + "', " + std::to_string(n_vec) +
+                                     " vectors";
             ASSERT_EQ(r.g, r.c) << what;
-            size_t long_searches = 0, differ = 0;
+            size_t differ = 0;
             for (size_t v = 0; v < n_vec; ++v) {
                 EXPECT_EQ(r.sg[v].truncated, 0u) << what;
-                long_searches += r.sc[v].expanded >= 1000;
                 if (counts_comparable(true, r.sc[v]))
                     differ += r.sg[v].expanded != r.sc[v].expanded ||
                               r.sg[v].evaluated != r.sc[v].evaluated;
             }
             EXPECT_EQ(differ, 0u) << what;
-            if (sh.mod == modulation::qam64 && sh.nt == 4 && sh.snr_lo < 0)
-                EXPECT_GE(long_searches, 20u) << what << ": the long searches were not exercised";
-            std::printf("%s: %zu vectors, %zu with more than 1000 nodes\n", what.c_str(),
-                        n_vec, long_searches);
         }
-    }
 }
 
 TEST(gpu_psd, enumeration_decides_as_the_cpu)

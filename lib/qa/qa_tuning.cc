@@ -81,6 +81,8 @@ TEST(tuning, integer_switches_default_take_and_refuse)
         { "MIMODET_PSD_SE_SPLIT", tuning::psd_se_split, 0, 1, 65536 },
         { "MIMODET_PSD_SE_DRAIN", tuning::psd_se_drain, 0, 1, 65536 },
         { "MIMODET_PSD_SE_COOPERATIVE", tuning::psd_se_cooperative, -1, 0, 1 },
+        { "MIMODET_PSD_SE_SHARED_ROWS", tuning::psd_se_shared_rows, -1, 0, 1 },
+        { "MIMODET_PSD_SE_CHUNK", tuning::psd_se_chunk, 0, 4096, 1 << 20 },
     };
     for (const auto& s : all) {
         SCOPED_TRACE(s.name);
@@ -175,7 +177,9 @@ TEST(tuning, table_names_every_switch_once)
                            "MIMODET_PSD_KERNEL",
                            "MIMODET_PSD_SE_SPLIT",
                            "MIMODET_PSD_SE_DRAIN",
-                           "MIMODET_PSD_SE_COOPERATIVE" })
+                           "MIMODET_PSD_SE_COOPERATIVE",
+                           "MIMODET_PSD_SE_SHARED_ROWS",
+                           "MIMODET_PSD_SE_CHUNK" })
         EXPECT_EQ(names.count(n), 1u) << n;
     // A name outside the table is a programming error, not a user's.
     EXPECT_THROW(tuning::integer("MIMODET_NOT_A_SWITCH", 0, 1, 0), std::logic_error);

@@ -93,6 +93,17 @@ const std::vector<switch_info>& switches()
           "1 for trees of at most 256 leaves, else 0",
           "1: a depth-first CUDA PSD runs its waves of tasks in one cooperative launch; "
           "0: a launch per wave" },
+        { "MIMODET_PSD_SE_SHARED_ROWS",
+          "0|1",
+          "1 at 64QAM, at 16QAM with 3 or more transmit antennas and with more than 4 at "
+          "any "
+          "order, else 0",
+          "1: a depth-first CUDA PSD search keeps its per-row state in shared memory; 0: "
+          "in registers" },
+        { "MIMODET_PSD_SE_CHUNK",
+          "4096..1048576",
+          "the batch detector's: a stream's share of the call, 4096..65536 vectors",
+          "vectors per chunk of a depth-first CUDA PSD call of more than 16384 vectors" },
     };
     return table;
 }
@@ -149,6 +160,8 @@ int psd_se_split() { return integer("MIMODET_PSD_SE_SPLIT", 1, 65536, 0); }
 int psd_se_drain() { return integer("MIMODET_PSD_SE_DRAIN", 1, 65536, 0); }
 
 int psd_se_cooperative() { return integer("MIMODET_PSD_SE_COOPERATIVE", 0, 1, -1); }
+int psd_se_shared_rows() { return integer("MIMODET_PSD_SE_SHARED_ROWS", 0, 1, -1); }
+int psd_se_chunk() { return integer("MIMODET_PSD_SE_CHUNK", 4096, 1 << 20, 0); }
 
 std::string psd_kernel()
 {

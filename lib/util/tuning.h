@@ -89,6 +89,16 @@ MIMODET_API int psd_se_drain();
 //! (psd_se_cooperative_waves). Read when a detector is made.
 MIMODET_API int psd_se_cooperative();
 
+//! MIMODET_PSD_SE_SHARED_ROWS=0|1: 1 keeps a depth-first CUDA PSD search's per-row state
+//! in shared memory, 0 in registers. -1 (unset): the kernels' choice
+//! (psd_se_shared_rows). Read when a detector is made.
+MIMODET_API int psd_se_shared_rows();
+
+//! MIMODET_PSD_SE_CHUNK=4096..1048576: vectors per chunk of a depth-first CUDA PSD call
+//! of more than 16384 vectors. 0 (unset): the detector's choice. Read when a detector is
+//! made.
+MIMODET_API int psd_se_chunk();
+
 //! For the switches above that are integers: the value of `name` if set, in lo..hi;
 //! `fallback` if unset or empty. std::invalid_argument naming the variable otherwise,
 //! and for a name that is not in switches().

@@ -111,8 +111,27 @@ class qa_split_hosts(gr_unittest.TestCase):
             if all(g[0] == r[0] and np.array_equal(g[1], r[1])
                    for g, r in zip(got, ref[o:o + len(got)])):
                 return o
-        self.fail("%s: %d slots are no run of the single-process reference's %d (from %d)"
-                  % (what, len(got), len(ref), at_least))
+        # Where the longest run starts, and what breaks it: a slot number out of order (a
+        # slot lost inside the run) or bits that differ (a slot detected otherwise).
+        def run_length(o):
+            n = 0
+            for g, r in zip(got, ref[o:]):
+                if g[0] != r[0] or not np.array_equal(g[1], r[1]):
+                    break
+                n += 1
+            return n
+        best = max(range(at_least, len(ref)), key=run_length, default=at_least)
+        n = run_length(best)
+        broken = ""
+        if n < len(got) and best + n < len(ref):
+            g, r = got[n], ref[best + n]
+            broken = "; slot %d of the run: ns %d against %d, %d of %d bits differ" % (
+                n, g[0], r[0], int(np.count_nonzero(g[1] != r[1])) if g[1].size == r[1].size
+                else -1, r[1].size)
+        self.fail("%s: %d slots are no run of the single-process reference's %d (from %d); "
+                  "the longest, %d slots, starts at %d%s; slot numbers %s"
+                  % (what, len(got), len(ref), at_least, n, best, broken,
+                     [g[0] for g in got]))
 
     def run_split(self, domain, tmp):
         port = free_port()

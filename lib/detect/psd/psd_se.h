@@ -27,7 +27,7 @@
 #include "util/host_device.h"
 #include <cstdint>
 #include <type_traits>
-
+#include <utility>
 
 namespace gr {
 namespace mimodet {
@@ -70,6 +70,20 @@ MIMODET_HD constexpr bool psd_se_cooperative_waves(int N, int log2P)
     return !psd_se_drains(N, log2P);
 }
 
+/*!
+ * Whether the CUDA depth-first kernels keep a search's per-row state in shared memory
+ * (psd_se_rows_strided: one code path whatever row each lane is at) rather than in
+ * registers (one unrolled code path per row, which lanes at different rows run one after
+ * the other), for N real levels of P = 2^log2P levels. On an H100 (docs/PERFORMANCE.md)
+ * shared memory was 1.25-1.4x faster at 4x4 16QAM and 64QAM, 1.07-1.2x at 2x2 64QAM and
+ * 2.4x at 8x8 16QAM; registers 1.03x at 4x4 QPSK and 1.15x at 2x2 16QAM (searches
+ * without a starting bound). MIMODET_PSD_SE_SHARED_ROWS replaces it.
+ */
+MIMODET_HD constexpr bool psd_se_shared_rows(int N, int log2P)
+{
+    return log2P == 3 || (N > 4 && log2P == 2) || N > 8;
+}
+
 //! One received vector's problem: z = R s + noise, R upper triangular with R_kk >= 0.
 struct psd_se_problem {
     const double* R;     //!< N x N, row-major, element (k, j) at R[k N + j]
@@ -103,15 +117,68 @@ MIMODET_HD inline double psd_se_weight(double r_kk, double inv_scale)
     return usable ? rn_div(0.5 * inv_scale, r_kk) : 0.0;
 }
 
-//! Search state; NMAX >= N.
+//! The per-row part of a search's state, in the state itself: registers on the GPU
+//! where every index is a compile-time constant (psd_se_step's unrolled form).
 template <int NMAX>
-struct psd_se_state {
+struct psd_se_rows {
     double pm[NMAX];     //!< metric of the partial vector above row k
     double b[NMAX];      //!< z_k minus the interference of the symbols above
     double pos[NMAX];    //!< unconstrained estimate of row k in level positions
     int8_t lo[NMAX];     //!< zig-zag: next candidate below pos
     int8_t hi[NMAX];     //!< next candidate above
     uint8_t sym[NMAX];   //!< current path: sorted-PAM index per row
+};
+
+//! A row array in memory the caller provides, row k at at[k Stride]: one thread's column
+//! of a block's shared memory, so that the lanes of a warp at different rows read
+//! different banks.
+template <class T, int Stride>
+struct psd_se_strided {
+    T* at;
+    MIMODET_HD T& operator[](int k) const { return at[k * Stride]; }
+};
+
+//! psd_se_rows' arrays in the caller's memory (psd_se_strided): indexed by a run-time
+//! row, so that the lanes of a warp at different rows run the same code. val holds the
+//! PAM level of sym, so that an interference term costs one read of it, not two.
+template <int Stride>
+struct psd_se_rows_strided {
+    psd_se_strided<double, Stride> pm, b, pos, val;
+    psd_se_strided<int8_t, Stride> lo, hi;
+    psd_se_strided<uint8_t, Stride> sym;
+};
+
+//! Whether a state's rows hold the PAM level of each row's symbol (val).
+template <class Rows, class = void>
+struct psd_se_has_values : std::false_type {
+};
+template <class Rows>
+struct psd_se_has_values<Rows, std::void_t<decltype(std::declval<Rows&>().val)>>
+    : std::true_type {
+};
+
+//! Row j's PAM level on the current path.
+template <class State>
+MIMODET_HD inline double psd_se_level(const psd_se_problem& pb, const State& st, int j)
+{
+    if constexpr (psd_se_has_values<State>::value)
+        return st.val[j];
+    else
+        return pb.value[st.sym[j]];
+}
+
+//! Sets row j's symbol (and its level where the rows hold it).
+template <class State>
+MIMODET_HD inline void psd_se_set(const psd_se_problem& pb, State& st, int j, int idx)
+{
+    st.sym[j] = static_cast<uint8_t>(idx);
+    if constexpr (psd_se_has_values<State>::value)
+        st.val[j] = pb.value[idx];
+}
+
+//! Search state; NMAX >= N. Rows: psd_se_rows<NMAX> or psd_se_rows_strided.
+template <int NMAX, class Rows = psd_se_rows<NMAX>>
+struct psd_se_state : Rows {
     uint8_t best[NMAX];  //!< best leaf so far
     double d2;           //!< metric of the best leaf (the radius); +inf before the first
     double bound;        //!< children with a metric above this are pruned (+inf: none)
@@ -148,31 +215,31 @@ MIMODET_HD inline double psd_se_inf() { return __builtin_huge_val(); }
 // loops. Either way the same operations in the same order.
 
 //! z_k minus the interference of rows k+1..N-1, subtracted from the top row down.
-template <int NMAX>
+template <int NMAX, class Rows>
 MIMODET_HD inline double psd_se_interference(const psd_se_problem& pb,
-                                                const psd_se_state<NMAX>& st,
-                                                int k,
-                                                psd_se_no_partials&)
+                                             const psd_se_state<NMAX, Rows>& st,
+                                             int k,
+                                             psd_se_no_partials&)
 {
     double b = pb.zk(k);
     for (int j = NMAX - 1; j > k; --j)
         if (j < pb.N)
-            b = rn_sub(b, rn_mul(pb.r(k, j), pb.value[st.sym[j]]));
+            b = rn_sub(b, rn_mul(pb.r(k, j), psd_se_level(pb, st, j)));
     return b;
 }
 
 //! The same value from the running sums; marks the row below as stale where this row's
 //! symbols above changed.
-template <int NMAX>
+template <int NMAX, class Rows>
 inline double psd_se_interference(const psd_se_problem& pb,
-                                  const psd_se_state<NMAX>& st,
+                                  const psd_se_state<NMAX, Rows>& st,
                                   int k,
                                   psd_se_partials<NMAX>& ps)
 {
     double* partial = ps.partial[k];
     const int stale = ps.stale[k];
     for (int j = stale; j > k; --j)
-        partial[j] = rn_sub(partial[j + 1], rn_mul(pb.r(k, j), pb.value[st.sym[j]]));
+        partial[j] = rn_sub(partial[j + 1], rn_mul(pb.r(k, j), psd_se_level(pb, st, j)));
     if (k > 0 && ps.stale[k - 1] < stale)
         ps.stale[k - 1] = static_cast<int8_t>(stale);
     // Row k is started again only after a new child at row k+1.
@@ -196,12 +263,12 @@ inline void psd_se_reset(const psd_se_problem& pb, psd_se_partials<NMAX>& ps)
 
 //! Row k's children, sorted by metric: |b - r v|^2 = r^2 (b / r - v)^2 grows with the
 //! distance of v's position from pos, so they alternate outwards from the nearest level.
-template <int NMAX, class Partials = psd_se_no_partials>
+template <int NMAX, class Partials = psd_se_no_partials, class Rows>
 MIMODET_HD inline void psd_se_start_level(const psd_se_problem& pb,
-                                             psd_se_state<NMAX>& st,
-                                             int k,
-                                             double parent,
-                                             Partials&& ps = Partials{})
+                                          psd_se_state<NMAX, Rows>& st,
+                                          int k,
+                                          double parent,
+                                          Partials&& ps = Partials{})
 {
     const double b = psd_se_interference(pb, st, k, ps);
     const double half_p = 0.5 * pb.P;
@@ -249,17 +316,17 @@ MIMODET_HD inline bool psd_se_take(const psd_se_problem& pb,
     return true;
 }
 
-template <int NMAX>
-MIMODET_HD inline bool
-psd_se_next(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, int& idx, double& m)
+template <int NMAX, class Rows>
+MIMODET_HD inline bool psd_se_next(
+    const psd_se_problem& pb, psd_se_state<NMAX, Rows>& st, int k, int& idx, double& m)
 {
     return psd_se_take(
         pb, st.pos[k], st.b[k], st.pm[k], pb.r(k, k), st.lo[k], st.hi[k], idx, m);
 }
 
 //! A child that may be taken: inside the radius and the bound (false for NaN).
-template <int NMAX>
-MIMODET_HD inline bool psd_se_inside(const psd_se_state<NMAX>& st, double m)
+template <int NMAX, class Rows>
+MIMODET_HD inline bool psd_se_inside(const psd_se_state<NMAX, Rows>& st, double m)
 {
     return m < st.d2 && m <= st.bound;
 }
@@ -284,14 +351,17 @@ MIMODET_HD inline auto psd_se_dispatch(int k, F&& f)
  * prefix). Children with a metric above bound are pruned. top >= 1. unrolled: the row
  * index as a compile-time constant (GPU).
  */
-template <int NMAX, bool unrolled = false, class Partials = psd_se_no_partials>
+template <int NMAX,
+          bool unrolled = false,
+          class Partials = psd_se_no_partials,
+          class Rows>
 MIMODET_HD inline void psd_se_begin(const psd_se_problem& pb,
-                                       psd_se_state<NMAX>& st,
-                                       int top,
-                                       const uint8_t* prefix,
-                                       double prefix_metric,
-                                       double bound,
-                                       Partials&& ps = Partials{})
+                                    psd_se_state<NMAX, Rows>& st,
+                                    int top,
+                                    const uint8_t* prefix,
+                                    double prefix_metric,
+                                    double bound,
+                                    Partials&& ps = Partials{})
 {
     st.d2 = psd_se_inf();
     st.bound = bound;
@@ -300,7 +370,7 @@ MIMODET_HD inline void psd_se_begin(const psd_se_problem& pb,
     st.evaluated = 0;
     for (int j = 0; j < NMAX && j < pb.N; ++j)
         if (j >= top)
-            st.sym[j] = prefix[pb.N - 1 - j];
+            psd_se_set(pb, st, j, prefix[pb.N - 1 - j]);
     st.k = top - 1;
     psd_se_reset<NMAX>(pb, ps);
     if constexpr (unrolled)
@@ -311,9 +381,11 @@ MIMODET_HD inline void psd_se_begin(const psd_se_problem& pb,
 }
 
 //! psd_se_step's work at row k (k = st.k).
-template <int NMAX, class Partials>
-MIMODET_HD inline void
-psd_se_step_at(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, Partials& ps)
+template <int NMAX, class Partials, class Rows>
+MIMODET_HD inline void psd_se_step_at(const psd_se_problem& pb,
+                                      psd_se_state<NMAX, Rows>& st,
+                                      int k,
+                                      Partials& ps)
 {
     int idx = 0;
     double m = 0.0;
@@ -323,12 +395,14 @@ psd_se_step_at(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, Partials
         if (psd_se_inside(st, m)) {
             st.d2 = m;
             st.sym[0] = static_cast<uint8_t>(idx);
-            for (int j = 0; j < NMAX && j < pb.N; ++j)
-                st.best[j] = st.sym[j];
+            MIMODET_UNROLL
+            for (int j = 0; j < NMAX; ++j)
+                if (j < pb.N)
+                    st.best[j] = st.sym[j];
         }
         st.k = 1;
     } else if (psd_se_next(pb, st, k, idx, m) && psd_se_inside(st, m)) {
-        st.sym[k] = static_cast<uint8_t>(idx);
+        psd_se_set(pb, st, k, idx);
         st.k = k - 1;
         psd_se_start_level(pb, st, k - 1, m, ps);
     } else {
@@ -343,9 +417,13 @@ psd_se_step_at(const psd_se_problem& pb, psd_se_state<NMAX>& st, int k, Partials
  * when no leaf was inside the bound). unrolled: the row index as a compile-time constant
  * (GPU), the same operations.
  */
-template <int NMAX, bool unrolled = false, class Partials = psd_se_no_partials>
-MIMODET_HD inline bool
-psd_se_step(const psd_se_problem& pb, psd_se_state<NMAX>& st, Partials&& ps = Partials{})
+template <int NMAX,
+          bool unrolled = false,
+          class Partials = psd_se_no_partials,
+          class Rows>
+MIMODET_HD inline bool psd_se_step(const psd_se_problem& pb,
+                                   psd_se_state<NMAX, Rows>& st,
+                                   Partials&& ps = Partials{})
 {
     if constexpr (unrolled)
         psd_se_dispatch<NMAX>(st.k, [&](auto K) { psd_se_step_at(pb, st, K(), ps); });
@@ -669,8 +747,9 @@ MIMODET_HD constexpr uint32_t psd_se_enumerated_evaluated(int N, int P)
 }
 
 //! Whether a stopped search left candidates inside the sphere (the truncated flag).
-template <int NMAX>
-MIMODET_HD inline bool psd_se_work_left(const psd_se_problem& pb, const psd_se_state<NMAX>& st)
+template <int NMAX, class Rows>
+MIMODET_HD inline bool psd_se_work_left(const psd_se_problem& pb,
+                                        const psd_se_state<NMAX, Rows>& st)
 {
     for (int j = 0; j < NMAX; ++j) {
         if (j < st.k || j >= st.top)
@@ -692,10 +771,9 @@ MIMODET_HD inline bool psd_se_work_left(const psd_se_problem& pb, const psd_se_s
  * root's ranks, the same packing). The sequential search's decision is the leaf of least
  * metric, the least key among equal metrics (the first one it visits).
  */
-template <int NMAX>
-MIMODET_HD inline uint64_t psd_se_leaf_key(const psd_se_state<NMAX>& st,
-                                              int log2P,
-                                              uint64_t prefix_key)
+template <int NMAX, class Rows>
+MIMODET_HD inline uint64_t
+psd_se_leaf_key(const psd_se_state<NMAX, Rows>& st, int log2P, uint64_t prefix_key)
 {
     uint64_t key = prefix_key;
     for (int j = 0; j < NMAX; ++j) {
