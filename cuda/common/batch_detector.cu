@@ -253,10 +253,7 @@ void cuda_batch_detector::plan(const batch_segment* segments,
     // Chunks of about a stream's share of the call; a small call is one chunk (more
     // only where its segments need more pieces than one segment_map holds).
     d_single_copy = single_copy_call(n_vec);
-    d_chunks = plan_chunks(segments,
-                           n_seg,
-                           d_single_copy ? chunk_target_vectors(n_vec, k_streams)
-                                         : chunk_vectors(n_vec));
+    d_chunks = plan_chunks(segments, n_seg, d_single_copy ? n_vec : chunk_vectors(n_vec));
     while (d_events.size() < d_chunks.size()) {
         cudaEvent_t e;
         MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));

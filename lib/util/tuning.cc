@@ -96,8 +96,7 @@ const std::vector<switch_info>& switches()
         { "MIMODET_PSD_SE_SHARED_ROWS",
           "0|1",
           "1 at 64QAM, at 16QAM with 3 or more transmit antennas and with more than 4 at "
-          "any "
-          "order, else 0",
+          "any order, else 0",
           "1: a depth-first CUDA PSD search keeps its per-row state in shared memory; 0: "
           "in registers" },
         { "MIMODET_PSD_SE_CHUNK",
