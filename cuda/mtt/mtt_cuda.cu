@@ -9,7 +9,7 @@
 // 1/R(p,p) run once per channel matrix (one lane per column at 4x4, 2x2 and 2 tx x 4 rx,
 // else one thread per matrix; qr_device.cuh), then
 // every received vector gets Q = 2^q threads, one per trellis vertex, and a block holds
-// several vectors (256 threads: 64 QPSK, 16 16QAM or 4 64QAM vectors).
+// several vectors (128 threads: 32 QPSK, 8 16QAM or 2 64QAM vectors).
 //
 // Per stage t (position p = n_tx-1-t of R), thread v is
 //   - path v of the reduced survivors: it leaves its metric and residual in shared
@@ -51,7 +51,26 @@ namespace core {
 
 namespace {
 
-constexpr int k_mtt_threads = 256; // threads per detection block
+// Threads per detection block. 128 rather than 256: 1.00-1.03x at 20 dB on an H100 (4x4
+// every order, 2x2 16QAM and 64QAM; docs/PERFORMANCE.md): fewer vectors share a block and
+// its barriers.
+constexpr int k_mtt_threads = 128;
+// The kernels are compiled for blocks of up to this many threads all the same: bounded by
+// k_mtt_threads, the compiler takes up to 115 registers (4x4 64QAM) instead of 64, and
+// fewer blocks fit on an SM.
+constexpr int k_mtt_bound_threads = 256;
+
+/*!
+ * Blocks of k_mtt_bound_threads per SM mtt_detect_kernel asks the compiler to fit: 4 at
+ * 4x4 16QAM, which holds it to 64 registers instead of 74 (4 bytes spilled), 50 %
+ * occupancy instead of 37.5 %: 1.02-1.03x there on an H100; elsewhere 0, the compiler's
+ * own choice (2x2 16QAM with the bound of 4: 0.94x).
+ */
+template <int NT, int Q>
+constexpr int mtt_min_blocks()
+{
+    return NT == 4 && Q == 4 ? 4 : 0;
+}
 // Threads (= matrices) per preprocessing block: small, so that the matrices spread over
 // every SM.
 constexpr int k_mtt_prep_threads = 32;
@@ -210,7 +229,7 @@ __device__ inline void mtt_vector_sync()
  * symbol) so that the edge reduction, the slicer and the bit scans unroll.
  */
 template <int NT, int Q>
-__global__ void __launch_bounds__(k_mtt_threads)
+__global__ void __launch_bounds__(k_mtt_bound_threads, mtt_min_blocks<NT, Q>())
     mtt_detect_kernel(const float2* __restrict__ y,
                       const double2* __restrict__ Qc,
                       const double2* __restrict__ R,
