@@ -51,12 +51,19 @@ namespace core {
 
 namespace {
 
-constexpr int k_sfsd_threads = 256; // threads per detection block (always)
+// Threads per detection block (always). 128 rather than 256: fewer vectors share a
+// block's barriers; on an H100 at 20 dB 1.04x at 4x4 64QAM, 0.99-1.01x elsewhere
+// (docs/PERFORMANCE.md).
+constexpr int k_sfsd_threads = 128;
+// The kernel is compiled for blocks of up to this many threads all the same: the register
+// budget it was measured with (a bound of 128 lets the compiler take more registers, as
+// mtt_cuda.cu found for its kernel).
+constexpr int k_sfsd_bound_threads = 256;
 // Shared memory per block kept at or below this. ptxas gives the kernel 40-80 registers
-// per thread on sm_90 (60 at n_tx = 4): registers allow 3-6 blocks of 256 threads per
-// SM, and 24 kB per block keeps shared memory from allowing fewer. Only large lists (M^T
-// or N_iter) get fewer vectors per block for it, then candidate chunks (one vector's FSD
-// list with its selection always fits: M^T <= 1024 is ~21 kB).
+// per thread on sm_90 (60 at n_tx = 4): registers allow 6-12 blocks of 128 threads per
+// SM, and 24 kB per block lets 9 fit. Only large lists (M^T or N_iter) get fewer vectors
+// per block for it, then candidate chunks (one vector's FSD list with its selection
+// always fits: M^T <= 1024 is ~21 kB).
 constexpr size_t k_sfsd_smem_target = 24 * 1024;
 // Bit pattern of +inf: the initial per-bit minimum, above every finite metric.
 constexpr unsigned long long k_inf_bits = 0x7ff0000000000000ULL;
@@ -222,8 +229,8 @@ inline sfsd_plan make_sfsd_plan(int nt, int q, int n_paths, int niter, int n_ext
 // ---------------------------------------------------------------- kernel
 
 /*!
- * Block of 256 threads for vpb vectors; every step is a loop over the block's work
- * items (branches, candidates, bits) with stride 256, so any M^T (1..1024) and any
+ * Block of k_sfsd_threads for vpb vectors; every step is a loop over the block's work
+ * items (branches, candidates, bits) with that stride, so any M^T (1..1024) and any
  * N_iter fit the same block. Dynamic shared memory, per block (cap = P + ext_cap):
  *   s_z[vpb][NT]          y' = Q^H y
  *   s_list[vpb][cap]      the vector's list: FSD branches [0, P), then the current
@@ -235,7 +242,7 @@ inline sfsd_plan make_sfsd_plan(int nt, int q, int n_paths, int niter, int n_ext
  * stay in registers, Q (bits per symbol) so that the slicer and the label loops unroll.
  */
 template <int NT, int Q>
-__global__ void __launch_bounds__(k_sfsd_threads)
+__global__ void __launch_bounds__(k_sfsd_bound_threads)
     sfsd_detect_kernel(const float2* __restrict__ y,
                        const double2* __restrict__ Qc,
                        const double2* __restrict__ R,
