@@ -107,19 +107,20 @@ class qa_split_hosts(gr_unittest.TestCase):
     def assert_run_of(self, got, ref, at_least, what):
         """got equals ref[o:o + len(got)] for some o >= at_least; returns o."""
         self.assertGreater(len(got), 0, what)
-        for o in range(at_least, len(ref) - len(got) + 1):
-            if all(g[0] == r[0] and np.array_equal(g[1], r[1])
-                   for g, r in zip(got, ref[o:o + len(got)])):
-                return o
-        # Where the longest run starts, and what breaks it: a slot number out of order (a
-        # slot lost inside the run) or bits that differ (a slot detected otherwise).
+
         def run_length(o):
+            """How many of got, from the first, equal ref from o on."""
             n = 0
             for g, r in zip(got, ref[o:]):
                 if g[0] != r[0] or not np.array_equal(g[1], r[1]):
                     break
                 n += 1
             return n
+        for o in range(at_least, len(ref) - len(got) + 1):
+            if run_length(o) == len(got):
+                return o
+        # Where the longest run starts, and what breaks it: a slot number out of order (a
+        # slot lost inside the run) or bits that differ (a slot detected otherwise).
         best = max(range(at_least, len(ref)), key=run_length, default=at_least)
         n = run_length(best)
         broken = ""
