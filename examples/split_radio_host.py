@@ -91,8 +91,9 @@ def main(argv=None):
             time.sleep(0.1)
     except KeyboardInterrupt:
         pass
-    tb.stop()
-    tb.wait()
+    if split.stop_sender(tb, tb.sink):
+        print("radio host: the last slot waited for a receiver that was gone; drained",
+              flush=True)
     print("radio host: %d slots synchronised, %d lost" % (
         tb.sync.slots_out(), tb.sync.slots_lost()), flush=True)
     return 0

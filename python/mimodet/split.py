@@ -21,6 +21,8 @@ overflows, as with any receiver that stops reading); the slots queued towards a 
 that dies are lost with it.
 """
 
+import threading
+
 from gnuradio import blocks, gr, zeromq
 
 from .mimodet_python import lte_numerology
@@ -104,18 +106,57 @@ class slot_stream_sink(gr.hier_block2):
         n_rx = int(n_rx)
         gr.hier_block2.__init__(self, "slot_stream_sink",
                                 gr.io_signature(n_rx, n_rx, item), gr.io_signature(0, 0, 0))
-        # A slot of each antenna in turn (ofdm_sync puts out whole slots), then the
-        # antennas' slots as one item: copies of whole slots, and a "slot" tag on a
-        # slot's first sample stays on its item.
-        self.interleave = blocks.interleave(item, per_slot)
-        self.pack = blocks.stream_to_vector(item, per_slot * n_rx)
+        # Each antenna's slot as one item (a grid is one already), then the antennas' slots
+        # side by side as one item: a "slot" tag on a slot's first sample stays on its item.
+        self.slot_items = [blocks.stream_to_vector(item, per_slot) for _ in range(n_rx)] \
+            if per_slot > 1 else []
+        self.pack = blocks.streams_to_vector(item * per_slot, n_rx)
         self.push = zeromq.push_sink(item * per_slot * n_rx, 1, address, ZMQ_SEND_TIMEOUT_MS,
                                      True, int(hwm))
-        for b in (self.interleave, self.pack, self.push):
+        for b in self.slot_items + [self.pack, self.push]:
             b.set_blkd_input_timer_value(ZMQ_BLOCKED_TIMER_MS)
         for r in range(n_rx):
-            self.connect((self, r), (self.interleave, r))
-        self.connect(self.interleave, self.pack, self.push)
+            if self.slot_items:
+                self.connect((self, r), self.slot_items[r], (self.pack, r))
+            else:
+                self.connect((self, r), (self.pack, r))
+        self.connect(self.pack, self.push)
+        self._message_size = item * per_slot * n_rx
+
+    def local_endpoint(self):
+        """The bound socket's endpoint as a process on this host connects to it."""
+        endpoint = self.push.last_endpoint()
+        return endpoint.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:")
+
+    def drain(self):
+        """A top block that takes what this sink sends (to a null sink), from this host;
+        stop_sender starts one where a send waits for a receiver that is gone."""
+        tb = gr.top_block("slot_stream_sink drain")
+        pull = zeromq.pull_source(self._message_size, 1, self.local_endpoint(),
+                                  ZMQ_RECV_TIMEOUT_MS, True, -1)
+        tb.connect(pull, blocks.null_sink(self._message_size))
+        return tb
+
+
+def stop_sender(tb, sink, wait_s=2.0):
+    """tb.stop() and tb.wait() for a flowgraph that sends through sink (a
+    slot_stream_sink). The push sink polls for a receiver before each send, but a receiver
+    that ends or crashes between that poll and the send leaves the send waiting for the
+    next receiver, where GNU Radio's stop cannot reach it. If the flowgraph has not ended
+    after wait_s seconds, a local receiver (sink.drain()) takes that message so that it
+    ends. Returns True if it had to."""
+    tb.stop()
+    waiter = threading.Thread(target=tb.wait, daemon=True)
+    waiter.start()
+    waiter.join(wait_s)
+    if not waiter.is_alive():
+        return False
+    drain = sink.drain()
+    drain.start()
+    waiter.join()
+    drain.stop()
+    drain.wait()
+    return True
 
 
 class slot_stream_source(gr.hier_block2):
@@ -131,10 +172,18 @@ class slot_stream_source(gr.hier_block2):
                                 gr.io_signature(0, 0, 0), gr.io_signature(n_rx, n_rx, item))
         self.pull = zeromq.pull_source(item * per_slot * n_rx, 1, address,
                                        ZMQ_RECV_TIMEOUT_MS, True, int(hwm))
-        self.unpack = blocks.vector_to_stream(item, per_slot * n_rx)
-        self.deinterleave = blocks.deinterleave(item, per_slot)
-        for b in (self.pull, self.unpack, self.deinterleave):
+        # Synchronous blocks only: they make their items visible after the scheduler has put
+        # the tags on them. blocks.deinterleave produces each output inside its work() and
+        # its tags follow after, so mimo_receiver could see a slot before its "slot" tag
+        # and number it by counting (wrong for the first slot a receiver gets).
+        self.unpack = blocks.vector_to_streams(item * per_slot, n_rx)
+        self.slot_items = [blocks.vector_to_stream(item, per_slot) for _ in range(n_rx)] \
+            if per_slot > 1 else []
+        for b in [self.pull, self.unpack] + self.slot_items:
             b.set_blkd_input_timer_value(ZMQ_BLOCKED_TIMER_MS)
-        self.connect(self.pull, self.unpack, self.deinterleave)
+        self.connect(self.pull, self.unpack)
         for r in range(n_rx):
-            self.connect((self.deinterleave, r), (self, r))
+            if self.slot_items:
+                self.connect((self.unpack, r), self.slot_items[r], (self, r))
+            else:
+                self.connect((self.unpack, r), (self, r))
