@@ -20,8 +20,9 @@
 
 #include "cuda/fsd/fsd_cuda.h"
 #include "cuda/fsd/fsd_device.cuh"
-#include <math_constants.h>
+#include "util/tuning.h"
 #include <climits>
+#include <math_constants.h>
 #include <stdexcept>
 #include <string>
 
@@ -33,20 +34,33 @@ namespace {
 
 constexpr int k_detect_threads = 256; // threads per detection block (always)
 
-//! Blocks per SM the detection kernel for q bits per symbol is compiled for: 4 (64
-//! registers, some spilled) at 64QAM, 3 (up to 85 registers) at QPSK and 16QAM, the
-//! faster of the two for each on an H100 (docs/PERFORMANCE.md).
+//! Blocks per SM the detection kernel for q bits per symbol is compiled for: 3 at 16QAM,
+//! 2 at QPSK and 64QAM, the fastest of 2-5 for each on an H100 with the threads per
+//! vector of fsd_threads_log2 (docs/PERFORMANCE.md).
 template <int Q>
-constexpr int k_fsd_detect_min_blocks = Q == 6 ? 4 : 3;
+constexpr int k_fsd_detect_min_blocks = Q == 4 ? 3 : 2;
 
 /*!
- * Block of 256 threads = V vectors x tpv threads; tpv = min(M^T, 256), each thread walks
- * M^T / tpv branches (branch index p = lane + i * tpv; p's base-M digits, most
- * significant first, are the labels of the fully expanded levels n_tx-1, n_tx-2, ...).
- * Shared memory: y' = Q^H y of the block's V vectors, the constellation, and one
- * (metric, branch) pair per warp for vectors that span several warps. NT is a template
- * argument so that the symbol path stays in registers, Q (bits per symbol) so that the
- * slicer and the label loops unroll.
+ * Threads per received vector (log2) for M^T = 2^paths_log2 branches of n_tx levels:
+ * about n_tx M^T / 16 (some 16 level steps a thread), from 1 to 4. A thread that walks
+ * several branches spreads its set-up (the vector's matrix, R's entries through L1) and
+ * the vector's arg-min over fewer lanes: at 4x4 16QAM 4 threads of 4 branches ran 1.4x
+ * as fast as 16 threads of one, at 64QAM 4 threads 1.7x 64 (docs/PERFORMANCE.md).
+ */
+inline int fsd_threads_log2(int nt, int paths_log2)
+{
+    const long long steps = (1LL << paths_log2) * nt;
+    return steps >= 64 ? 2 : steps >= 32 ? 1 : 0;
+}
+
+/*!
+ * Block of 256 threads = V vectors x tpv threads (fsd_threads_log2, or
+ * MIMODET_FSD_THREADS up to min(M^T, 256)), each thread walks M^T / tpv branches (branch
+ * index p = lane + i * tpv; p's base-M digits, most significant first, are the labels of
+ * the fully expanded levels n_tx-1, n_tx-2, ...). Shared memory: y' = Q^H y of the
+ * block's V vectors, the constellation, and one (metric, branch) pair per warp for
+ * vectors that span several warps. NT is a template argument so that the symbol path
+ * stays in registers, Q (bits per symbol) so that the slicer and the label loops unroll.
  */
 template <int NT, int Q>
 __global__ void __launch_bounds__(k_detect_threads, k_fsd_detect_min_blocks<Q>)
@@ -170,7 +184,14 @@ public:
     {
         const int q = static_cast<int>(cfg.mod);
         const int paths_log2 = q * p.full_levels; // M^T <= 1024 checked by the factory
-        d_tpv_log2 = std::min(paths_log2, 8);     // 2^8 = k_detect_threads
+        const int forced = tuning::fsd_threads(); // a power of two, or 0
+        int forced_log2 = 0;
+        while (forced >> (forced_log2 + 1))
+            ++forced_log2;
+        // 2^8 = k_detect_threads
+        d_tpv_log2 =
+            std::min(forced ? forced_log2 : fsd_threads_log2(cfg.n_tx, paths_log2),
+                     std::min(paths_log2, 8));
         d_paths_per_thread = 1 << (paths_log2 - d_tpv_log2);
     }
 

@@ -83,6 +83,7 @@ TEST(tuning, integer_switches_default_take_and_refuse)
         { "MIMODET_PSD_SE_COOPERATIVE", tuning::psd_se_cooperative, -1, 0, 1 },
         { "MIMODET_PSD_SE_SHARED_ROWS", tuning::psd_se_shared_rows, -1, 0, 1 },
         { "MIMODET_PSD_SE_CHUNK", tuning::psd_se_chunk, 0, 4096, 1 << 20 },
+        { "MIMODET_FSD_THREADS", tuning::fsd_threads, 0, 1, 256 },
     };
     for (const auto& s : all) {
         SCOPED_TRACE(s.name);
@@ -136,6 +137,21 @@ TEST(tuning, psd_kernel)
               std::string::npos);
 }
 
+TEST(tuning, fsd_threads_is_a_power_of_two)
+{
+    for (int v : { 1, 2, 4, 64, 256 }) {
+        scoped_env e("MIMODET_FSD_THREADS", std::to_string(v).c_str());
+        EXPECT_EQ(tuning::fsd_threads(), v);
+    }
+    for (const char* v : { "3", "6", "100" }) {
+        scoped_env e("MIMODET_FSD_THREADS", v);
+        EXPECT_NE(refusal(tuning::fsd_threads)
+                      .find(std::string("MIMODET_FSD_THREADS='") + v + "'"),
+                  std::string::npos)
+            << v;
+    }
+}
+
 TEST(tuning, call_timeline_only_where_switched_on)
 {
     {
@@ -179,7 +195,8 @@ TEST(tuning, table_names_every_switch_once)
                            "MIMODET_PSD_SE_DRAIN",
                            "MIMODET_PSD_SE_COOPERATIVE",
                            "MIMODET_PSD_SE_SHARED_ROWS",
-                           "MIMODET_PSD_SE_CHUNK" })
+                           "MIMODET_PSD_SE_CHUNK",
+                           "MIMODET_FSD_THREADS" })
         EXPECT_EQ(names.count(n), 1u) << n;
     // A name outside the table is a programming error, not a user's.
     EXPECT_THROW(tuning::integer("MIMODET_NOT_A_SWITCH", 0, 1, 0), std::logic_error);

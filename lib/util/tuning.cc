@@ -73,6 +73,10 @@ const std::vector<switch_info>& switches()
           "spin|block",
           "spin",
           "block: host threads sleep while the GPU works" },
+        { "MIMODET_FSD_THREADS",
+          "1|2|4|..|256",
+          "about n_tx M^T / 16, from 1 to 4",
+          "threads per received vector of the CUDA FSD's detection kernel" },
         { "MIMODET_PSD_KERNEL",
           "warp|block|auto",
           "auto",
@@ -161,6 +165,14 @@ int psd_se_drain() { return integer("MIMODET_PSD_SE_DRAIN", 1, 65536, 0); }
 int psd_se_cooperative() { return integer("MIMODET_PSD_SE_COOPERATIVE", 0, 1, -1); }
 int psd_se_shared_rows() { return integer("MIMODET_PSD_SE_SHARED_ROWS", 0, 1, -1); }
 int psd_se_chunk() { return integer("MIMODET_PSD_SE_CHUNK", 4096, 1 << 20, 0); }
+
+int fsd_threads()
+{
+    const int n = integer("MIMODET_FSD_THREADS", 1, 256, 0);
+    if (n & (n - 1))
+        bad("MIMODET_FSD_THREADS", read("MIMODET_FSD_THREADS"), "a power of two, 1..256");
+    return n;
+}
 
 std::string psd_kernel()
 {

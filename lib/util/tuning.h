@@ -99,6 +99,11 @@ MIMODET_API int psd_se_shared_rows();
 //! made.
 MIMODET_API int psd_se_chunk();
 
+//! MIMODET_FSD_THREADS=1..256, a power of two: threads per received vector of the CUDA
+//! FSD's detection kernel (at most M^T of them), each walking M^T / threads branches.
+//! 0 (unset): the detector's choice. Read when a detector is made.
+MIMODET_API int fsd_threads();
+
 //! For the switches above that are integers: the value of `name` if set, in lo..hi;
 //! `fallback` if unset or empty. std::invalid_argument naming the variable otherwise,
 //! and for a name that is not in switches().
