@@ -29,10 +29,10 @@ constexpr int k_skip_return_code = 77;
 
 //! Skips the current test where there is no CUDA device (the program then exits with
 //! k_skip_return_code, see gpu_test_main.cc).
-#define QA_SKIP_WITHOUT_GPU()                                                            \
-    do {                                                                                 \
-        if (gr::mimodet::cuda_device_count() == 0)                                       \
-            GTEST_SKIP() << "no CUDA device";                                            \
+#define QA_SKIP_WITHOUT_GPU()                      \
+    do {                                           \
+        if (gr::mimodet::cuda_device_count() == 0) \
+            GTEST_SKIP() << "no CUDA device";      \
     } while (0)
 
 /*!
@@ -72,13 +72,13 @@ inline bool& skipped_for_devices()
 }
 
 //! Skips the current test where fewer than n CUDA devices exist.
-#define QA_SKIP_WITHOUT_GPUS(n)                                                          \
-    do {                                                                                 \
-        if (gr::mimodet::cuda_device_count() < (n)) {                                    \
-            qa::skipped_for_devices() = true;                                            \
-            GTEST_SKIP() << "needs " << (n) << " CUDA devices, "                         \
-                         << gr::mimodet::cuda_device_count() << " present";              \
-        }                                                                                \
+#define QA_SKIP_WITHOUT_GPUS(n)                                             \
+    do {                                                                    \
+        if (gr::mimodet::cuda_device_count() < (n)) {                       \
+            qa::skipped_for_devices() = true;                               \
+            GTEST_SKIP() << "needs " << (n) << " CUDA devices, "            \
+                         << gr::mimodet::cuda_device_count() << " present"; \
+        }                                                                   \
     } while (0)
 
 /*!
@@ -144,8 +144,8 @@ void expect_lanes_equal_one_thread(uint32_t seed, Differences&& differences)
 }
 
 inline const modulation k_gpu_mods[] = { modulation::qpsk,
-                                          modulation::qam16,
-                                          modulation::qam64 };
+                                         modulation::qam16,
+                                         modulation::qam64 };
 
 //! f(n_tx, n_rx, mod) for the standard sizes 2x2, 4x4, 2x4 and every modulation.
 template <typename F>
@@ -205,6 +205,34 @@ inline void make_singular_channels(batch& b)
             }
     }
 }
+
+//! Sets a tuning switch (docs/TUNING.md), read when a detector is made, for one scope.
+class env_override
+{
+public:
+    env_override(const char* name, const char* value) : d_name(name)
+    {
+        const char* old = std::getenv(d_name);
+        d_had = old != nullptr;
+        if (d_had)
+            d_old = old;
+        ::setenv(d_name, value, 1);
+    }
+    ~env_override()
+    {
+        if (d_had)
+            ::setenv(d_name, d_old.c_str(), 1);
+        else
+            ::unsetenv(d_name);
+    }
+    env_override(const env_override&) = delete;
+    env_override& operator=(const env_override&) = delete;
+
+private:
+    const char* d_name;
+    bool d_had = false;
+    std::string d_old;
+};
 
 } // namespace qa
 

@@ -10,9 +10,9 @@
 
 #include "detect/fsd/fsd_common.h"
 #include "qa_gpu_common.h"
-#include <gtest/gtest.h>
 #include <algorithm>
 #include <cstdio>
+#include <gtest/gtest.h>
 #include <stdexcept>
 
 using namespace gr::mimodet;
@@ -122,6 +122,43 @@ TEST(gpu_fsd, odd_batch_shapes)
             qa::make_batch(4, 4, modulation::qam16, n_mat, n_sym, 0.0, 30.0, ++seed);
         expect_same_as_cpu(b, -1, "4x4 16qam " + qa::shape_name(n_mat, n_sym));
     });
+}
+
+TEST(gpu_fsd, every_thread_count_gives_the_same_bits)
+{
+    // MIMODET_FSD_THREADS from one thread per vector to one per branch (several warps a
+    // vector at 64QAM, T = 2 at QPSK): a thread's branches and the vector's arg-min
+    // over its threads keep the lowest branch among equal metrics, so the bits are
+    // those of the default split, ties included.
+    QA_SKIP_WITHOUT_GPU();
+    uint64_t seed = 700;
+    struct config {
+        int nt;
+        modulation mod;
+        int full_levels;
+    };
+    for (const config c : { config{ 4, modulation::qam16, -1 },
+                            config{ 4, modulation::qam64, -1 },
+                            config{ 2, modulation::qam16, -1 },
+                            config{ 4, modulation::qpsk, 2 } }) {
+        for (const bool singular : { false, true }) {
+            const std::string what = name(c.nt, c.nt, c.mod, c.full_levels) +
+                                     (singular ? ", rank-deficient channels" : "");
+            auto b = qa::make_batch(c.nt, c.nt, c.mod, 300, 7, 0.0, 30.0, ++seed);
+            if (singular) // metric ties
+                qa::make_singular_channels(b);
+            const auto ref =
+                qa::run_bits(*make_fsd(c.nt, c.nt, c.mod, "cuda", c.full_levels), b);
+            const int t = c.full_levels < 0 ? 1 : c.full_levels;
+            const int paths = 1 << (static_cast<int>(c.mod) * t);
+            for (int threads = 1; threads <= std::min(paths, 256); threads *= 2) {
+                const qa::env_override force("MIMODET_FSD_THREADS",
+                                             std::to_string(threads).c_str());
+                auto gpu = make_fsd(c.nt, c.nt, c.mod, "cuda", c.full_levels);
+                EXPECT_EQ(qa::run_bits(*gpu, b), ref) << what << ", " << threads;
+            }
+        }
+    }
 }
 
 TEST(gpu_fsd, singular_channels_give_valid_bits)
