@@ -23,8 +23,8 @@
 #include "cuda/fsd/fsd_cuda.h"
 #include "cuda/fsd/fsd_device.cuh"
 #include "util/tuning.h"
-#include <climits>
 #include <math_constants.h>
+#include <climits>
 #include <stdexcept>
 #include <string>
 

@@ -29,10 +29,10 @@ constexpr int k_skip_return_code = 77;
 
 //! Skips the current test where there is no CUDA device (the program then exits with
 //! k_skip_return_code, see gpu_test_main.cc).
-#define QA_SKIP_WITHOUT_GPU()                      \
-    do {                                           \
-        if (gr::mimodet::cuda_device_count() == 0) \
-            GTEST_SKIP() << "no CUDA device";      \
+#define QA_SKIP_WITHOUT_GPU()                                                            \
+    do {                                                                                 \
+        if (gr::mimodet::cuda_device_count() == 0)                                       \
+            GTEST_SKIP() << "no CUDA device";                                            \
     } while (0)
 
 /*!
@@ -72,13 +72,13 @@ inline bool& skipped_for_devices()
 }
 
 //! Skips the current test where fewer than n CUDA devices exist.
-#define QA_SKIP_WITHOUT_GPUS(n)                                             \
-    do {                                                                    \
-        if (gr::mimodet::cuda_device_count() < (n)) {                       \
-            qa::skipped_for_devices() = true;                               \
-            GTEST_SKIP() << "needs " << (n) << " CUDA devices, "            \
-                         << gr::mimodet::cuda_device_count() << " present"; \
-        }                                                                   \
+#define QA_SKIP_WITHOUT_GPUS(n)                                                          \
+    do {                                                                                 \
+        if (gr::mimodet::cuda_device_count() < (n)) {                                    \
+            qa::skipped_for_devices() = true;                                            \
+            GTEST_SKIP() << "needs " << (n) << " CUDA devices, "                         \
+                         << gr::mimodet::cuda_device_count() << " present";              \
+        }                                                                                \
     } while (0)
 
 /*!
@@ -144,8 +144,8 @@ void expect_lanes_equal_one_thread(uint32_t seed, Differences&& differences)
 }
 
 inline const modulation k_gpu_mods[] = { modulation::qpsk,
-                                         modulation::qam16,
-                                         modulation::qam64 };
+                                          modulation::qam16,
+                                          modulation::qam64 };
 
 //! f(n_tx, n_rx, mod) for the standard sizes 2x2, 4x4, 2x4 and every modulation.
 template <typename F>

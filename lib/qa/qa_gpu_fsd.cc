@@ -10,9 +10,9 @@
 
 #include "detect/fsd/fsd_common.h"
 #include "qa_gpu_common.h"
+#include <gtest/gtest.h>
 #include <algorithm>
 #include <cstdio>
-#include <gtest/gtest.h>
 #include <stdexcept>
 
 using namespace gr::mimodet;

@@ -34,10 +34,10 @@ namespace {
 
 const modulation k_mods[] = { modulation::qpsk, modulation::qam16, modulation::qam64 };
 
-#define SKIP_WITHOUT_GPU()                         \
-    do {                                           \
-        if (gr::mimodet::cuda_device_count() == 0) \
-            GTEST_SKIP() << "no CUDA device";      \
+#define SKIP_WITHOUT_GPU()                                                               \
+    do {                                                                                 \
+        if (gr::mimodet::cuda_device_count() == 0)                                       \
+            GTEST_SKIP() << "no CUDA device";                                            \
     } while (0)
 
 struct named_set {
@@ -59,9 +59,8 @@ detector::sptr make_psd(int n_tx,
     // "preset" (empty): the CPU runs the set the CUDA backend picks by default, so that
     // decisions and node counts compare.
     const psd_params q =
-        p.lvl.empty()
-            ? core::psd_resolve({}, {}, n_tx, constellation::get(mod).pam_order(), true)
-            : p;
+        p.lvl.empty() ? core::psd_resolve({}, {}, n_tx, constellation::get(mod).pam_order(), true)
+                      : p;
     c.psd_lvl = q.lvl;
     c.psd_exp = q.exp;
     c.sorted_qr = sorted_qr;
@@ -151,20 +150,10 @@ void expect_same_as_cpu(const qa::batch& b,
     const size_t n_vec = static_cast<size_t>(b.n_mat) * b.n_sym;
     std::vector<uint8_t> g(b.bits.size()), c(b.bits.size());
     std::vector<vector_stats> sg(n_vec), sc(n_vec);
-    gpu->detect_bits(b.H.data(),
-                     b.y.data(),
-                     b.n_mat,
-                     b.n_sym,
-                     b.noise_var.data(),
-                     g.data(),
-                     sg.data());
-    cpu->detect_bits(b.H.data(),
-                     b.y.data(),
-                     b.n_mat,
-                     b.n_sym,
-                     b.noise_var.data(),
-                     c.data(),
-                     sc.data());
+    gpu->detect_bits(
+        b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), g.data(), sg.data());
+    cpu->detect_bits(
+        b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), c.data(), sc.data());
     for (uint8_t x : g)
         ASSERT_LE(x, 1) << what;
     EXPECT_EQ(qa::count_non_ml(b, g, c, 1e-9), 0) << what << ": GPU worse than CPU";
@@ -189,10 +178,7 @@ void expect_same_as_cpu(const qa::batch& b,
                 stats_differ);
 }
 
-void expect_ml(const qa::batch& b,
-               const psd_params& p,
-               int sorted_qr,
-               const std::string& what)
+void expect_ml(const qa::batch& b, const psd_params& p, int sorted_qr, const std::string& what)
 {
     auto gpu = make_psd(b.n_tx, b.n_rx, b.mod, "cuda", p, sorted_qr);
     auto ml = qa::make("ml", b.n_tx, b.n_rx, b.mod);
@@ -208,8 +194,7 @@ void expect_ml(const qa::batch& b,
  * sizes come from the set, not from the input, so the tool still runs every one, over
  * fewer iterations.
  */
-qa::batch
-sweep_batch(int nt, int nr, modulation mod, int n_mat, uint64_t seed, bool heavy)
+qa::batch sweep_batch(int nt, int nr, modulation mod, int n_mat, uint64_t seed, bool heavy)
 {
     if (heavy && qa::sanitizer_sizes())
         return qa::make_batch(nt, nr, mod, n_mat, 1, 20.0, 30.0, seed);
@@ -249,8 +234,7 @@ TEST_P(gpu_psd_per_mod, four_by_four_matches_cpu)
     for (size_t j = 0; j < sets.size(); ++j) {
         const auto& s = sets[j];
         const bool heavy = mod == modulation::qam64 && !s.params.lvl.empty();
-        const int n_mat =
-            heavy ? qa::sanitizer_size(3000, 3) : qa::sanitizer_size(15000, 6);
+        const int n_mat = heavy ? qa::sanitizer_size(3000, 3) : qa::sanitizer_size(15000, 6);
         const auto b = sweep_batch(4, 4, mod, n_mat, sweep_seed(200, 4, m, j), heavy);
         expect_same_as_cpu(b, s.params, -1, name(4, 4, mod, s.name, 0));
     }
@@ -281,9 +265,8 @@ TEST_P(gpu_psd_per_mod, sorted_qr_matches_cpu)
         const auto sets = sets_for(nt, mod);
         for (size_t j = 0; j < sets.size(); ++j) {
             const auto& s = sets[j];
-            const int n_mat = nt == 4 && mod == modulation::qam64
-                                  ? qa::sanitizer_size(1000, 2)
-                                  : qa::sanitizer_size(3000, 4);
+            const int n_mat = nt == 4 && mod == modulation::qam64 ? qa::sanitizer_size(1000, 2)
+                                                                 : qa::sanitizer_size(3000, 4);
             const uint64_t seed = sweep_seed(nt == 2 ? 400 : base4, nt, m, j);
             const bool heavy = mod == modulation::qam64 && !s.params.lvl.empty();
             const auto b = sweep_batch(nt, nt, mod, n_mat, seed, heavy);
@@ -382,8 +365,7 @@ TEST(gpu_psd, singular_channels_give_valid_bits)
             ASSERT_EQ(g.size(), b.bits.size());
             for (uint8_t x : g)
                 ASSERT_LE(x, 1) << to_string(mod);
-            // Still a least-squares minimiser up to the rounding of the rank-deficient
-            // QR.
+            // Still a least-squares minimiser up to the rounding of the rank-deficient QR.
             auto cpu = make_psd(nt, nr, mod, "cpu", {}, sorted_qr);
             EXPECT_EQ(qa::count_non_ml(b, g, qa::run_bits(*cpu, b), 1e-6), 0)
                 << to_string(mod);
@@ -526,18 +508,18 @@ struct warp_case {
 };
 
 const warp_case k_warp_cases[] = {
-    { 2, modulation::qpsk, {}, 3000 },                               // leaf only
-    { 2, modulation::qam16, {}, 3000 },                              // leaf 256
-    { 2, modulation::qam64, {}, 3000 },                              // 64 (x 2)
-    { 2, modulation::qam64, { { 5, 2, 1 }, { 1, 4 } }, 2000 },       // 512 (x 16)
-    { 4, modulation::qpsk, {}, 3000 },                               // 4, leaf 64
-    { 4, modulation::qpsk, { { 9, 8, 3, 1 }, { 1, 2, 7 } }, 3000 },  // 2, 64
-    { 4, modulation::qam16, {}, 3000 },                              // 64 (x 2)
-    { 4, modulation::qam16, { { 9, 6, 4, 1 }, { 1, 4, 2 } }, 3000 }, // Table 2 cfg 4
+    { 2, modulation::qpsk, {}, 3000 },                                    // leaf only
+    { 2, modulation::qam16, {}, 3000 },                                   // leaf 256
+    { 2, modulation::qam64, {}, 3000 },                                   // 64 (x 2)
+    { 2, modulation::qam64, { { 5, 2, 1 }, { 1, 4 } }, 2000 },            // 512 (x 16)
+    { 4, modulation::qpsk, {}, 3000 },                                    // 4, leaf 64
+    { 4, modulation::qpsk, { { 9, 8, 3, 1 }, { 1, 2, 7 } }, 3000 },       // 2, 64
+    { 4, modulation::qam16, {}, 3000 },                                   // 64 (x 2)
+    { 4, modulation::qam16, { { 9, 6, 4, 1 }, { 1, 4, 2 } }, 3000 },      // Table 2 cfg 4
     { 4, modulation::qam16, { { 9, 8, 6, 4, 1 }, { 1, 4, 8, 1 } }, 2000 }, // 128 (x 4)
-    { 4, modulation::qam64, {}, 500 },                                     // 256 (x 8)
+    { 4, modulation::qam64, {}, 500 },                                    // 256 (x 8)
     { 4, modulation::qam64, { { 9, 6, 4, 3, 1 }, { 1, 8, 16, 2 } }, 500 }, // 512 (x 16)
-    { 8, modulation::qpsk, core::psd_cpu_tuned(8), 300 },                  // 16 levels
+    { 8, modulation::qpsk, core::psd_cpu_tuned(8), 300 },                 // 16 levels
 };
 
 } // namespace
@@ -556,8 +538,8 @@ TEST_P(gpu_psd_warp, warp_kernel_matches_block_kernel_and_cpu)
     const int n_mat = qa::sanitizer_size(c.n_mat, std::min(c.n_mat, 3));
     const bool heavy = (c.mod == modulation::qam64 && !c.p.lvl.empty()) || c.nt == 8;
     const auto b = sweep_batch(c.nt, c.nt, c.mod, n_mat, 1101 + i, heavy);
-    const std::string what = name(
-        c.nt, c.nt, c.mod, c.p.lvl.empty() ? "preset" : core::psd_to_string(c.p.lvl), 0);
+    const std::string what =
+        name(c.nt, c.nt, c.mod, c.p.lvl.empty() ? "preset" : core::psd_to_string(c.p.lvl), 0);
     std::vector<uint8_t> wb, bb;
     std::vector<vector_stats> ws, bs;
     run_variant("warp", b, c.p, wb, ws);
@@ -596,10 +578,8 @@ TEST(gpu_psd, warp_kernel_stats_and_odd_shapes)
     auto cpu = make_psd(4, 4, modulation::qam16, "cpu");
     std::vector<uint8_t> out(b.bits.size());
     std::vector<vector_stats> sg(210), sc(210);
-    gpu->detect_bits(
-        b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), sg.data());
-    cpu->detect_bits(
-        b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), sc.data());
+    gpu->detect_bits(b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), sg.data());
+    cpu->detect_bits(b.H.data(), b.y.data(), 30, 7, b.noise_var.data(), out.data(), sc.data());
     for (int v = 0; v < 210; ++v) {
         EXPECT_EQ(sg[v].expanded, sc[v].expanded) << "vector " << v;
         EXPECT_EQ(sg[v].evaluated, sc[v].evaluated) << "vector " << v;
@@ -706,14 +686,8 @@ struct se_shape {
     //! The batch; with the sanitizer sizes n_mat / divisor matrices.
     qa::batch batch(int divisor, uint64_t seed) const
     {
-        return qa::make_batch(nt,
-                              nt,
-                              mod,
-                              qa::sanitizer_size(n_mat, n_mat / divisor),
-                              7,
-                              snr_lo,
-                              snr_hi,
-                              seed + nt);
+        return qa::make_batch(nt, nt, mod, qa::sanitizer_size(n_mat, n_mat / divisor), 7, snr_lo,
+                              snr_hi, seed + nt);
     }
     //! The depth-first set (the CPU's default) on a backend; start_rows as
     //! detector_config::psd_start_rows.
@@ -736,19 +710,9 @@ void detect_se(detector& gpu, detector& cpu, const qa::batch& b, se_result& r)
     r.c.assign(b.bits.size(), 0);
     r.sg.resize(n_vec);
     r.sc.resize(n_vec);
-    gpu.detect_bits(b.H.data(),
-                    b.y.data(),
-                    b.n_mat,
-                    b.n_sym,
-                    b.noise_var.data(),
-                    r.g.data(),
+    gpu.detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), r.g.data(),
                     r.sg.data());
-    cpu.detect_bits(b.H.data(),
-                    b.y.data(),
-                    b.n_mat,
-                    b.n_sym,
-                    b.noise_var.data(),
-                    r.c.data(),
+    cpu.detect_bits(b.H.data(), b.y.data(), b.n_mat, b.n_sym, b.noise_var.data(), r.c.data(),
                     r.sc.data());
 }
 
