@@ -12,23 +12,31 @@
 // memory:
 //   1. every one of the M^T FSD branches of every vector gets a thread (fsd_branch, as
 //      the hard FSD); metric and labels go to the vector's list in shared memory;
-//   2. the N_iter best branches of each vector are selected by rank (one thread per
-//      branch counts the branches before it);
+//   2. the N_iter best branches of each vector are selected by rank: each branch
+//      counts, by warp shuffles, the branches before it in its segment of up to 32
+//      (the lanes of one warp); with several segments, a segment's N_iter best then
+//      add how many of each other segment's best come before them;
 //   3. the N_iter * q * (n_tx - T) extension candidates (one bit flipped on one SIC
 //      level of a selected path, SIC below) get one thread each and join the list;
-//   4. threads per (vector, bit) scan the whole list for the two per-bit minima (a few
-//      threads per bit, each a strided part of the list, combined by warp shuffles) and
-//      write the max-log LLRs.
+//   4. the per-bit minima, in two parts: (a) each vector's best entry (a few threads
+//      per vector, each a strided part of the list, combined by warp shuffles); (b)
+//      threads per (vector, level) scan the list once for the level's q bits, keeping
+//      per bit only the least metric of the entries whose bit differs from the best
+//      entry's (the counter-hypothesis); the best entry's metric is the other minimum.
+//      Then the max-log LLRs.
 // Step 4 replaces per-path folds into shared per-bit minima (24 64-bit atomicMin per
 // path at 4x4 64QAM, all of a vector's 172 paths on the same 48 words: the contended
 // atomics serialise). Every list entry is read by all threads of a warp at once
 // (broadcast), no atomics, and a minimum does not depend on the scan order, so the
 // result is deterministic and the minima are those of the atomics: the same set of
-// paths, the same comparison (bit patterns of metrics >= 0, where the IEEE order is
-// the integer order; a NaN never wins, as with the CPU's "metric < slot").
+// paths, the same comparison ("<" on metrics >= 0, +inf at the start; a NaN never wins,
+// as with the CPU's "metric < slot"). One load of an entry serves the q bits of a
+// level, and a bit costs one test and one comparison instead of choosing between two
+// minima. Which of several equal best entries is taken does not matter: where they
+// differ in a bit, that bit's counter-hypothesis minimum is the same metric.
 // Where a vector's whole list does not fit the shared-memory budget (large N_iter), the
-// candidates of step 3 come in chunks, step 4 running after each chunk on the minima
-// so far (kept in shared memory between chunks).
+// candidates of step 3 come in chunks, step 4 running after each chunk (with the
+// chunk's own best entry) on the minima so far (kept in shared memory between chunks).
 //
 // The algorithm is the CPU's (lib/detect/sfsd/sfsd.cc): same list, same summation order
 // of the PEDs, same LLR rule (llr.h maxlog_llr: clipping, missing counter-hypotheses),
@@ -67,8 +75,15 @@ constexpr int k_sfsd_bound_threads = 256;
 constexpr size_t k_sfsd_smem_target = 24 * 1024;
 // Bit pattern of +inf: the initial per-bit minimum, above every finite metric.
 constexpr unsigned long long k_inf_bits = 0x7ff0000000000000ULL;
-// Most threads per (vector, bit) in step 4 (a power of two: lanes of one warp).
+// Most threads per vector in step 4a and per (vector, level) in step 4b (a power of two:
+// lanes of one warp).
 constexpr int k_sfsd_max_seg = 32;
+// Least list entries a thread of step 4a and of step 4b scans: fewer lanes where the list
+// is short, so that the shuffles that combine them stay a small part of the scan.
+constexpr int k_sfsd_best_scan = 8;
+constexpr int k_sfsd_level_scan = 16;
+// The canonical NaN of the list (positive: above +inf as an unsigned pattern).
+constexpr unsigned long long k_nan_bits = 0x7ff8000000000000ULL;
 
 // ---------------------------------------------------------------- per-vector math
 
@@ -102,32 +117,25 @@ struct alignas(16) sfsd_entry {
 };
 
 /*!
- * Folds entries e0, e0 + step, ... < e1 of a list into the two minima of one bit:
- * bit `sh` of the packed labels (k_label_bits * k + q - 1 - b for bit b of level k) is
- * 0: m0, 1: m1, kept as bit patterns. Minima with "<", as sfsd.cc add_candidate (a
- * NaN never wins).
+ * x & mask != 0. Through PTX so that ptxas makes it one LOP3 with a predicate result;
+ * written in C++, each bit test of step 4b became a shift, an AND and a compare (SASS
+ * on sm_90), a third of the scan's instructions.
  */
-MIMODET_HD inline void fold_bit(const sfsd_entry* list,
-                                int e0,
-                                int e1,
-                                int step,
-                                int sh,
-                                unsigned long long& m0,
-                                unsigned long long& m1)
+__device__ __forceinline__ bool bit_set(unsigned x, unsigned mask)
 {
-    // Compared as doubles: for metrics >= 0 and +inf the same order as their patterns'
-    // (the shuffles and the chunks' minima compare patterns), in one FP64 comparison
-    // instead of two on the busier integer pipe.
-    for (int e = e0; e < e1; e += step) {
-        const sfsd_entry ent = list[e];
-        const double x = ent.metric;
-        if ((ent.lab >> sh) & 1) {
-            if (x < bits_double(m1))
-                m1 = double_bits(x);
-        } else if (x < bits_double(m0)) {
-            m0 = double_bits(x);
-        }
-    }
+    unsigned r;
+    asm("and.b32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(mask));
+    return r != 0;
+}
+
+//! Label of level k in a path's packed labels (k_label_bits per level).
+template <int NT>
+MIMODET_HD inline unsigned level_label(unsigned long long lab, int k)
+{
+    if constexpr (k_label_bits * NT <= 32) // one 32-bit shift where the labels fit
+        return (static_cast<unsigned>(lab) >> (k_label_bits * k)) & 63u;
+    else
+        return static_cast<unsigned>(lab >> (k_label_bits * k)) & 63u;
 }
 
 /*!
@@ -177,9 +185,21 @@ MIMODET_HD inline double sfsd_extension(const double2* z,
 struct sfsd_plan {
     int vpb = 1;     //!< vectors per block
     int ext_cap = 0; //!< extension candidates in the list at once (n_extra: no chunks)
-    int seg = 1;     //!< threads per (vector, bit) in step 4 (power of two <= 32)
+    int best_lanes = 1; //!< threads per vector in step 4a (power of two <= 32)
+    int seg = 1;     //!< threads per (vector, level) in step 4b (power of two <= 32)
     size_t smem = 0; //!< dynamic shared memory per block
 };
+
+//! Branches per segment of step 2 (lanes of one warp; M^T is a power of two).
+inline int sfsd_segment_paths(int n_paths) { return std::min(n_paths, 32); }
+
+//! Entries of a vector's segment bests in step 2: none with a single segment.
+inline int sfsd_segment_tops(int n_paths, int niter)
+{
+    const int seg_paths = sfsd_segment_paths(n_paths);
+    const int n_segs = n_paths / seg_paths;
+    return n_segs > 1 ? n_segs * std::min(niter, seg_paths) : 0;
+}
 
 /*!
  * Bytes of dynamic shared memory per vector of a block (layout in sfsd_detect_kernel):
@@ -191,9 +211,14 @@ sfsd_smem_per_vector(int nt, int q, int n_paths, int niter, int n_extra, int ext
 {
     const bool chunked = ext_cap < n_extra;
     return sizeof(double2) * nt                                            // y'
+           + sizeof(sfsd_entry)                                     // the pass's best
            + sizeof(sfsd_entry) * (static_cast<size_t>(n_paths) + ext_cap) // list
            + (chunked ? sizeof(unsigned long long) * 2 * nt * q : 0) // minima so far
-           + sizeof(int) * niter;                                    // selected
+           + sizeof(double)                                          // 1 / noise var.
+           + sizeof(int) * niter                                     // selected
+           + sizeof(int) * sfsd_segment_tops(n_paths, niter)         // segments' best
+           + sizeof(int)                                             // its matrix
+           + sizeof(int) * nt;                                       // LLR positions
 }
 
 inline sfsd_plan make_sfsd_plan(int nt, int q, int n_paths, int niter, int n_extra)
@@ -219,9 +244,15 @@ inline sfsd_plan make_sfsd_plan(int nt, int q, int n_paths, int niter, int n_ext
         p.ext_cap = std::min(n_extra, std::max(32, static_cast<int>(room)));
     }
     p.smem = p.vpb * per_vec();
-    // Step 4: spread each bit's scan over more threads while the block has them.
-    const int bits = p.vpb * nt * q;
-    while (p.seg < k_sfsd_max_seg && 2 * p.seg * bits <= k_sfsd_threads)
+    // Step 4: spread each scan over more threads while the block has them and each
+    // thread keeps a few entries (the first pass's list is the longest).
+    const int list = n_paths + p.ext_cap;
+    while (p.best_lanes < k_sfsd_max_seg && 2 * p.best_lanes * p.vpb <= k_sfsd_threads &&
+           2 * p.best_lanes * k_sfsd_best_scan <= list)
+        p.best_lanes *= 2;
+    const int levels = p.vpb * nt;
+    while (p.seg < k_sfsd_max_seg && 2 * p.seg * levels <= k_sfsd_threads &&
+           2 * p.seg * k_sfsd_level_scan <= list)
         p.seg *= 2;
     return p;
 }
@@ -233,11 +264,17 @@ inline sfsd_plan make_sfsd_plan(int nt, int q, int n_paths, int niter, int n_ext
  * items (branches, candidates, bits) with that stride, so any M^T (1..1024) and any
  * N_iter fit the same block. Dynamic shared memory, per block (cap = P + ext_cap):
  *   s_z[vpb][NT]          y' = Q^H y
+ *   s_best[vpb]           the best entry of the current pass (step 4a)
  *   s_list[vpb][cap]      the vector's list: FSD branches [0, P), then the current
  *                         chunk of extension candidates
  *   s_min[vpb][2][NT*q]   per-bit minima so far (bit patterns, ordered levels); only
  *                         with chunks (ext_cap < n_extra)
+ *   s_inv_nv[vpb]         1 / noise variance of the vector's matrix
  *   s_sel[vpb][niter]     indices of the N_iter best branches, best first
+ *   s_top[vpb][G][top]    with G > 1 segments of step 2: each segment's best (by
+ *                         rank within it, top = min(niter, 32))
+ *   s_mat[vpb]            the vector's channel matrix (chunk-relative; n_vec <= INT_MAX)
+ *   s_pos[vpb][NT]        where the LLRs of ordered level k go: perm[k] * q
  * and, statically, the constellation. NT is a template argument so that the symbol paths
  * stay in registers, Q (bits per symbol) so that the slicer and the label loops unroll.
  */
@@ -257,6 +294,7 @@ __global__ void __launch_bounds__(k_sfsd_bound_threads)
                        int niter,
                        int vpb,
                        int ext_cap,
+                       int best_lanes,
                        int seg,
                        float llr_clip,
                        float* __restrict__ llr)
@@ -270,16 +308,28 @@ __global__ void __launch_bounds__(k_sfsd_bound_threads)
     const int n_extra = niter * per_path;
     const bool chunked = ext_cap < n_extra;
     const int cap = n_paths + ext_cap; // list entries per vector
+    const int paths_log2 = __ffs(n_paths) - 1; // M^T: a power of two
     double2* s_z = s_mem;
-    sfsd_entry* s_list = reinterpret_cast<sfsd_entry*>(s_z + vpb * NT);
+    sfsd_entry* s_best = reinterpret_cast<sfsd_entry*>(s_z + vpb * NT);
+    sfsd_entry* s_list = s_best + vpb;
     unsigned long long* s_min = reinterpret_cast<unsigned long long*>(s_list + vpb * cap);
-    int* s_sel = reinterpret_cast<int*>(s_min + (chunked ? vpb * 2 * nb : 0));
+    double* s_inv_nv =
+        reinterpret_cast<double*>(s_min + (chunked ? vpb * 2 * nb : 0));
+    int* s_sel = reinterpret_cast<int*>(s_inv_nv + vpb);
+    const int seg_paths = min(n_paths, 32);
+    const int n_segs = n_paths / seg_paths;
+    const int top = min(niter, seg_paths);
+    int* s_top = s_sel + vpb * niter;
+    int* s_mat = s_top + (n_segs > 1 ? vpb * n_segs * top : 0);
+    int* s_pos = s_mat + vpb;
+    const int best_log2 = __ffs(best_lanes) - 1, seg_log2 = __ffs(seg) - 1;
 
     const long long vbase = static_cast<long long>(blockIdx.x) * vpb;
     const double2* pts = s_pts;
     const double* pam = c_pam + pam_offset(q);
 
-    // --- 0: y' = Q^H y, selection cleared (every entry defined).
+    // --- 0: y' = Q^H y; what the later steps need of the vector's matrix, looked up
+    // once (not per work item); selection cleared (every entry defined).
     for (int idx = threadIdx.x; idx < vpb * NT; idx += k_sfsd_threads) {
         const int lv = idx / NT, k = idx % NT;
         const long long gv = vbase + lv;
@@ -287,6 +337,11 @@ __global__ void __launch_bounds__(k_sfsd_bound_threads)
         if (gv < n_vec) {
             const long long m = map.matrix_of(gv);
             acc = rotate_entry(Qc + (m * NT + k) * nr, y + gv * nr, nr);
+            s_pos[idx] = perm[m * k_max_ant + k] * q;
+            if (k == 0) {
+                s_mat[lv] = static_cast<int>(m);
+                s_inv_nv[lv] = 1.0 / static_cast<double>(noise_var[m]);
+            }
         }
         s_z[idx] = acc;
     }
@@ -297,11 +352,11 @@ __global__ void __launch_bounds__(k_sfsd_bound_threads)
 
     // --- 1: the FSD branches, one per work item (consecutive threads, same vector).
     for (int idx = threadIdx.x; idx < vpb * n_paths; idx += k_sfsd_threads) {
-        const int lv = idx / n_paths, p = idx % n_paths;
+        const int lv = idx >> paths_log2, p = idx & (n_paths - 1);
         const long long gv = vbase + lv;
         if (gv >= n_vec)
             continue;
-        const long long m = map.matrix_of(gv);
+        const long long m = s_mat[lv];
         sfsd_entry ent;
         ent.metric = fsd_branch<NT>(s_z + lv * NT,
                                     R + m * NT * NT,
@@ -312,24 +367,71 @@ __global__ void __launch_bounds__(k_sfsd_bound_threads)
                                     full_levels,
                                     p,
                                     ent.lab);
+        if (!(ent.metric == ent.metric)) // one NaN pattern: step 2 orders patterns
+            ent.metric = bits_double(k_nan_bits);
         s_list[lv * cap + p] = ent;
     }
     __syncthreads();
 
     if (n_extra > 0) { // uniform over the grid
         // --- 2: rank of each branch among its vector's; the first niter are kept.
-        // Counting stops at niter, so most branches stop early.
-        for (int idx = threadIdx.x; idx < vpb * n_paths; idx += k_sfsd_threads) {
-            const int lv = idx / n_paths, p = idx % n_paths;
-            if (vbase + lv >= n_vec)
-                continue;
-            const sfsd_entry* lst = s_list + lv * cap;
-            const double mp = lst[p].metric;
+        // The order is sfsd_path_before's, on the metrics' bit patterns as unsigned
+        // integers: those of metrics >= 0 and +inf order like the metrics, the one NaN
+        // pattern (step 1) after them, and equal patterns by branch index (o before p
+        // where k_o < k_p + (o < p)). First the rank within the branch's segment, by
+        // shuffles within its seg_paths aligned lanes (every lane of the warp takes
+        // part).
+        const int segment_log2 = __ffs(seg_paths) - 1;
+        for (int base = 0; base < vpb * n_paths; base += k_sfsd_threads) { // uniform
+            const int idx = base + threadIdx.x;
+            const int lv = idx >> paths_log2, p = idx & (n_paths - 1);
+            const bool active = idx < vpb * n_paths && vbase + lv < n_vec;
+            const unsigned long long kp =
+                active ? double_bits(s_list[lv * cap + p].metric) : 0;
+            const int ps = p & (seg_paths - 1); // position in the segment
             int rank = 0;
-            for (int o = 0; o < n_paths && rank < niter; ++o)
-                rank += sfsd_path_before(lst[o].metric, o, mp, p) ? 1 : 0;
-            if (rank < niter)
+            for (int o = 0; o < seg_paths; ++o) {
+                const unsigned long long ko =
+                    __shfl_sync(0xffffffffu, kp, o, seg_paths);
+                rank += ko < kp + (o < ps ? 1 : 0) ? 1 : 0;
+            }
+            if (!active || rank >= top)
+                continue;
+            if (n_segs == 1)
                 s_sel[lv * niter + rank] = p;
+            else
+                s_top[(lv * n_segs + (p >> segment_log2)) * top + rank] = p;
+        }
+        if (n_segs > 1) { // uniform
+            __syncthreads();
+            // Each segment's best add, per other segment, its best that come before
+            // them: in rank order, so the count stops at the first that does not. A
+            // branch among the vector's niter best has all the other segments'
+            // branches before it among their segments' best.
+            const int n_top = vpb * n_segs * top;
+            for (int idx = threadIdx.x; idx < n_top; idx += k_sfsd_threads) {
+                const int lv = idx / (n_segs * top), gr = idx % (n_segs * top);
+                if (vbase + lv >= n_vec)
+                    continue;
+                const int g = gr / top;
+                const int* tops = s_top + lv * n_segs * top;
+                const sfsd_entry* lst = s_list + lv * cap;
+                const int p = tops[gr];
+                const unsigned long long kp = double_bits(lst[p].metric);
+                int rank = gr % top;
+                for (int h = 0; h < n_segs && rank < niter; ++h) {
+                    if (h == g)
+                        continue;
+                    for (int r = 0; r < top && rank < niter; ++r) {
+                        const int o = tops[h * top + r];
+                        if (!(double_bits(lst[o].metric) < kp + (o < p ? 1 : 0)))
+                            break;
+                        ++rank;
+                    }
+                }
+                if (rank < niter)
+                    s_sel[lv * niter + rank] = p;
+            }
         }
         __syncthreads();
     }
@@ -348,7 +450,7 @@ __global__ void __launch_bounds__(k_sfsd_bound_threads)
                 const long long gv = vbase + lv;
                 if (gv >= n_vec)
                     continue;
-                const long long m = map.matrix_of(gv);
+                const long long m = s_mat[lv];
                 const int i = c / per_path, r = c % per_path;
                 const int l = first_se - r / q, b = r % q;
                 const sfsd_entry* lst = s_list + lv * cap;
@@ -369,53 +471,106 @@ __global__ void __launch_bounds__(k_sfsd_bound_threads)
         }
         const bool last = c0 + cnt >= n_extra;
 
-        // --- 4: per-bit minima over this pass's entries (all of the list the first
-        // time, then the new chunk), seg threads per bit on interleaved entries (a
-        // warp reads a few neighbouring entries at once: broadcasts without bank
-        // conflicts), combined by shuffles within the seg aligned lanes. The last pass
-        // writes the LLRs in transmit order.
+        // --- 4a: the best entry of this pass's entries (all of the list the first
+        // time, then the new chunk), best_lanes threads per vector on interleaved
+        // entries, combined by shuffles within the aligned lanes.
         const int e0 = c0 == 0 ? 0 : n_paths;
         const int e1 = n_paths + max(cnt, 0);
-        const int n_items = vpb * nb * seg;
+        const int n_best = vpb * best_lanes;
+        for (int base = 0; base < n_best; base += k_sfsd_threads) { // uniform
+            const int idx = base + threadIdx.x;
+            const int s = idx & (best_lanes - 1), lv = idx >> best_log2;
+            const bool valid = idx < n_best && vbase + lv < n_vec;
+            double bm = bits_double(k_inf_bits);
+            unsigned long long blab = 0;
+            if (valid) {
+                const sfsd_entry* lst = s_list + lv * cap;
+                for (int e = e0 + s; e < e1; e += best_lanes) {
+                    const sfsd_entry ent = lst[e];
+                    if (ent.metric < bm) {
+                        bm = ent.metric;
+                        blab = ent.lab;
+                    }
+                }
+            }
+            for (int off = 1; off < best_lanes; off <<= 1) { // every lane of the warp
+                const double om = __shfl_xor_sync(0xffffffffu, bm, off);
+                const unsigned long long ol = __shfl_xor_sync(0xffffffffu, blab, off);
+                if (om < bm) {
+                    bm = om;
+                    blab = ol;
+                }
+            }
+            if (valid && s == 0)
+                s_best[lv] = sfsd_entry{bm, blab};
+        }
+        __syncthreads();
+
+        // --- 4b: per level, the least metric of the entries whose bit differs from the
+        // best entry's, seg threads per (vector, level) on interleaved entries (a warp
+        // reads a few neighbouring entries at once: broadcasts without bank conflicts),
+        // combined by butterfly shuffles, after which each of the seg lanes holds them
+        // all and takes bits s, s + seg, ... The last pass writes the LLRs in transmit
+        // order.
+        const int n_items = vpb * NT * seg;
         for (int base = 0; base < n_items; base += k_sfsd_threads) { // uniform
             const int idx = base + threadIdx.x;
-            const int s = idx % seg, vj = idx / seg;
-            const int lv = vj / nb, j = vj % nb;
+            const int s = idx & (seg - 1), vk = idx >> seg_log2;
+            const int lv = vk / NT, k = vk % NT;
             const long long gv = vbase + lv;
             const bool valid = idx < n_items && gv < n_vec;
-            const int k = j / q, b = j % q;
-            unsigned long long m0 = k_inf_bits, m1 = k_inf_bits;
-            if (valid)
-                fold_bit(s_list + lv * cap,
-                         e0 + s,
-                         e1,
-                         seg,
-                         k_label_bits * k + (q - 1 - b),
-                         m0,
-                         m1);
-            for (int off = 1; off < seg; off <<= 1) { // every lane of the warp
-                const unsigned long long o0 = __shfl_xor_sync(0xffffffffu, m0, off);
-                const unsigned long long o1 = __shfl_xor_sync(0xffffffffu, m1, off);
-                m0 = o0 < m0 ? o0 : m0;
-                m1 = o1 < m1 ? o1 : m1;
+            const sfsd_entry best = valid ? s_best[lv] : sfsd_entry{0.0, 0};
+            const unsigned best_label = level_label<NT>(best.lab, k);
+            double counter[Q];
+#pragma unroll
+            for (int b = 0; b < Q; ++b)
+                counter[b] = bits_double(k_inf_bits);
+            if (valid) {
+                const sfsd_entry* lst = s_list + lv * cap;
+                for (int e = e0 + s; e < e1; e += seg) {
+                    const sfsd_entry ent = lst[e];
+                    const unsigned differ = level_label<NT>(ent.lab, k) ^ best_label;
+#pragma unroll
+                    for (int b = 0; b < Q; ++b) {
+                        const bool take = bit_set(differ, 1u << (q - 1 - b)) &
+                                          (ent.metric < counter[b]);
+                        counter[b] = take ? ent.metric : counter[b];
+                    }
+                }
             }
-            if (!valid || s != 0)
+            for (int off = 1; off < seg; off <<= 1) { // every lane of the warp
+#pragma unroll
+                for (int b = 0; b < Q; ++b) {
+                    const double o = __shfl_xor_sync(0xffffffffu, counter[b], off);
+                    counter[b] = o < counter[b] ? o : counter[b];
+                }
+            }
+            if (!valid)
                 continue;
             unsigned long long* mins = s_min + lv * 2 * nb;
-            if (chunked && c0 != 0) { // the earlier passes' minima
-                m0 = mins[j] < m0 ? mins[j] : m0;
-                m1 = mins[nb + j] < m1 ? mins[nb + j] : m1;
+            for (int b = s; b < Q; b += seg) {
+                double cb = counter[0]; // counter[b], registers only
+#pragma unroll
+                for (int t = 1; t < Q; ++t)
+                    cb = t == b ? counter[t] : cb;
+                const int j = k * q + b;
+                const bool one = (best_label >> (q - 1 - b)) & 1u;
+                // Bit patterns: metrics >= 0 and +inf order like their patterns.
+                unsigned long long m0 = double_bits(one ? cb : best.metric);
+                unsigned long long m1 = double_bits(one ? best.metric : cb);
+                if (chunked && c0 != 0) { // the earlier passes' minima
+                    m0 = mins[j] < m0 ? mins[j] : m0;
+                    m1 = mins[nb + j] < m1 ? mins[nb + j] : m1;
+                }
+                if (!last) {
+                    mins[j] = m0;
+                    mins[nb + j] = m1;
+                    continue;
+                }
+                // The minima only ever go down from k_inf_bits: each is +inf or a metric.
+                llr[gv * nb + s_pos[lv * NT + k] + b] = maxlog_llr(
+                    bits_double(m0), bits_double(m1), s_inv_nv[lv], llr_clip);
             }
-            if (!last) {
-                mins[j] = m0;
-                mins[nb + j] = m1;
-                continue;
-            }
-            const long long m = map.matrix_of(gv);
-            const double inv_nv = 1.0 / static_cast<double>(noise_var[m]);
-            // The minima only ever go down from k_inf_bits: each is +inf or a metric.
-            llr[gv * nb + perm[m * k_max_ant + k] * q + b] =
-                maxlog_llr(bits_double(m0), bits_double(m1), inv_nv, llr_clip);
         }
         if (last)
             break;
@@ -471,6 +626,7 @@ private:
             d_params.niter,
             d_plan.vpb,
             d_plan.ext_cap,
+            d_plan.best_lanes,
             d_plan.seg,
             d_cfg.llr_clip,
             c.llr);
