@@ -82,8 +82,6 @@ constexpr int k_sfsd_max_seg = 32;
 // is short, so that the shuffles that combine them stay a small part of the scan.
 constexpr int k_sfsd_best_scan = 8;
 constexpr int k_sfsd_level_scan = 16;
-// The canonical NaN of the list (positive: above +inf as an unsigned pattern).
-constexpr unsigned long long k_nan_bits = 0x7ff8000000000000ULL;
 
 // ---------------------------------------------------------------- per-vector math
 
@@ -367,33 +365,26 @@ __global__ void __launch_bounds__(k_sfsd_bound_threads)
                                     full_levels,
                                     p,
                                     ent.lab);
-        if (!(ent.metric == ent.metric)) // one NaN pattern: step 2 orders patterns
-            ent.metric = bits_double(k_nan_bits);
         s_list[lv * cap + p] = ent;
     }
     __syncthreads();
 
     if (n_extra > 0) { // uniform over the grid
         // --- 2: rank of each branch among its vector's; the first niter are kept.
-        // The order is sfsd_path_before's, on the metrics' bit patterns as unsigned
-        // integers: those of metrics >= 0 and +inf order like the metrics, the one NaN
-        // pattern (step 1) after them, and equal patterns by branch index (o before p
-        // where k_o < k_p + (o < p)). First the rank within the branch's segment, by
-        // shuffles within its seg_paths aligned lanes (every lane of the warp takes
-        // part).
+        // The order is sfsd_path_before's, as integer keys (sfsd_rank_key,
+        // sfsd_key_before). First the rank within the branch's segment, by shuffles
+        // within its seg_paths aligned lanes (every lane of the warp takes part).
         const int segment_log2 = __ffs(seg_paths) - 1;
         for (int base = 0; base < vpb * n_paths; base += k_sfsd_threads) { // uniform
             const int idx = base + threadIdx.x;
             const int lv = idx >> paths_log2, p = idx & (n_paths - 1);
             const bool active = idx < vpb * n_paths && vbase + lv < n_vec;
-            const unsigned long long kp =
-                active ? double_bits(s_list[lv * cap + p].metric) : 0;
+            const uint64_t kp = active ? sfsd_rank_key(s_list[lv * cap + p].metric) : 0;
             const int ps = p & (seg_paths - 1); // position in the segment
             int rank = 0;
             for (int o = 0; o < seg_paths; ++o) {
-                const unsigned long long ko =
-                    __shfl_sync(0xffffffffu, kp, o, seg_paths);
-                rank += ko < kp + (o < ps ? 1 : 0) ? 1 : 0;
+                const uint64_t ko = __shfl_sync(0xffffffffu, kp, o, seg_paths);
+                rank += sfsd_key_before(ko, o, kp, ps) ? 1 : 0;
             }
             if (!active || rank >= top)
                 continue;
@@ -417,14 +408,14 @@ __global__ void __launch_bounds__(k_sfsd_bound_threads)
                 const int* tops = s_top + lv * n_segs * top;
                 const sfsd_entry* lst = s_list + lv * cap;
                 const int p = tops[gr];
-                const unsigned long long kp = double_bits(lst[p].metric);
+                const uint64_t kp = sfsd_rank_key(lst[p].metric);
                 int rank = gr % top;
                 for (int h = 0; h < n_segs && rank < niter; ++h) {
                     if (h == g)
                         continue;
                     for (int r = 0; r < top && rank < niter; ++r) {
                         const int o = tops[h * top + r];
-                        if (!(double_bits(lst[o].metric) < kp + (o < p ? 1 : 0)))
+                        if (!sfsd_key_before(sfsd_rank_key(lst[o].metric), o, kp, p))
                             break;
                         ++rank;
                     }

@@ -355,3 +355,28 @@ TEST(sfsd, path_order_is_a_strict_total_order_with_nan_metrics)
                     EXPECT_TRUE(core::sfsd_path_before(metrics[a], a, metrics[c], c))
                         << a << " < " << b << " < " << c;
 }
+
+TEST(sfsd, rank_keys_give_the_path_order)
+{
+    // The GPU ranks its FSD paths by integer keys: for every pair of metrics (NaN, both
+    // zeros, infinities, subnormals, ties) and both index orders, the keys must say what
+    // sfsd_path_before says.
+    const double nan = std::nan("");
+    const double inf = std::numeric_limits<double>::infinity();
+    const double big = std::numeric_limits<double>::max();
+    const double tiny = std::numeric_limits<double>::denorm_min();
+    const double metrics[] = { 0.0,  -0.0, 1.0, 1.0,   nan,  -nan, inf,  -inf, 2.5,
+                               tiny, -tiny, big, -big, 1e-300, -7.0, 7.0, 7.0 };
+    const int n = static_cast<int>(sizeof(metrics) / sizeof(metrics[0]));
+    int before = 0;
+    for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b) {
+            const bool want = core::sfsd_path_before(metrics[a], a, metrics[b], b);
+            const bool got = core::sfsd_key_before(
+                core::sfsd_rank_key(metrics[a]), a, core::sfsd_rank_key(metrics[b]), b);
+            EXPECT_EQ(got, want) << "paths " << a << " (" << metrics[a] << ") and " << b
+                                 << " (" << metrics[b] << ")";
+            before += want ? 1 : 0;
+        }
+    EXPECT_EQ(before, n * (n - 1) / 2); // a strict total order: one way for each pair
+}

@@ -22,6 +22,8 @@
 
 #include "util/host_device.h"
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -167,6 +169,33 @@ MIMODET_HD inline bool sfsd_path_before(double ma, int a, double mb, int b)
     if (nan_a || nan_b)
         return nan_a == nan_b ? a < b : nan_b;
     return ma < mb || (ma == mb && a < b);
+}
+
+/*!
+ * sfsd_path_before as integers (the GPU's selection compares these): a key per metric
+ * that orders like the metrics, -0 and +0 one key, every NaN one key above +inf; then
+ * path a is before path b exactly when sfsd_key_before(key(ma), a, key(mb), b).
+ */
+MIMODET_HD inline uint64_t sfsd_rank_key(double m)
+{
+    constexpr uint64_t k_sign = 0x8000000000000000ULL;
+    if (!(m == m))
+        return 0xfff8000000000000ULL; // above +inf's 0xfff0...
+    const double z = m + 0.0;         // -0 + 0 = +0
+    uint64_t u;
+#ifdef __CUDA_ARCH__
+    u = static_cast<uint64_t>(__double_as_longlong(z));
+#else
+    std::memcpy(&u, &z, sizeof u);
+#endif
+    return (u & k_sign) ? ~u : (u | k_sign); // negatives reversed, below positives
+}
+
+//! Path a (key ka) before path b (key kb): by key, equal keys by index. kb is at most the
+//! NaN key, so kb + 1 does not wrap.
+MIMODET_HD inline bool sfsd_key_before(uint64_t ka, int a, uint64_t kb, int b)
+{
+    return ka < kb + (a < b ? 1u : 0u);
 }
 
 } // namespace core
