@@ -20,7 +20,9 @@
 //     survivor's residual from the winning path's.
 // The list metrics go to shared memory; 2q columns (bit, hypothesis) of them are
 // scanned in pieces by up to M threads and reduced with warp shuffles into the per-bit
-// minima, from which the antenna's LLRs are written at its transmit index.
+// minima, which wait in shared memory until the last stage: then the vector's threads
+// write all its LLRs at once, one each (at 16QAM one max-log step a warp instead of one
+// a stage), each antenna's at its transmit index.
 //
 // No Q x Q weight matrix between two stages is kept in shared memory (it would take
 // 33 kB per 64QAM vector, one vector per block, for row minima that give the
@@ -195,14 +197,17 @@ void launch_mtt_preprocess(cudaStream_t s,
     MIMODET_CUDA_CHECK_LAUNCH();
 }
 
+//! Doubles of a vector's per-bit minima: both hypotheses of the q bits of each stage.
+inline int mtt_minima_per_vector(int nt, int q) { return 2 * nt * q; }
+
 //! Shared memory of one vector: the survivors' reduction keys M, two list-metric buffers
 //! of M (alternating stages, so one barrier per stage protects them), 1/R(p,p), the
-//! survivors' residuals M x rows and y' = Q^H y.
-size_t mtt_shared_per_vector(int nt, int M)
+//! per-bit minima of every stage, the survivors' residuals M x rows and y' = Q^H y.
+size_t mtt_shared_per_vector(int nt, int M, int q)
 {
     const int rows = nt > 1 ? nt - 1 : 1;
-    return sizeof(double) * (3 * static_cast<size_t>(M) + nt) +
-           sizeof(double2) * (static_cast<size_t>(M) * rows + nt);
+    const size_t doubles = 3 * static_cast<size_t>(M) + nt + mtt_minima_per_vector(nt, q);
+    return sizeof(double) * doubles + sizeof(double2) * (static_cast<size_t>(M) * rows + nt);
 }
 
 /*!
@@ -223,7 +228,8 @@ __device__ inline void mtt_vector_sync()
 
 /*!
  * Block = vpb vectors x M threads (M = 2^q). Dynamic shared memory, per block:
- * s_w [vpb][M], s_l [vpb][2][M], s_inv [vpb][NT] (double), then s_res [vpb][M][rows],
+ * s_w [vpb][M], s_l [vpb][2][M], s_inv [vpb][NT], s_bm [vpb][NT * q][2] (double; minima
+ * of bit b at stage t in entry t * q + b, hypotheses 0 and 1), then s_res [vpb][M][rows],
  * s_z [vpb][NT] (double2); statically, the constellation. NT is a template argument so
  * that the residuals of a thread stay in registers (all stage loops unroll), Q (bits per
  * symbol) so that the edge reduction, the slicer and the bit scans unroll.
@@ -251,9 +257,11 @@ __global__ void __launch_bounds__(k_mtt_bound_threads, mtt_min_blocks<NT, Q>())
     double* const s_w_all = s_mem;
     double* const s_l_all = s_w_all + vpb * M;
     double* const s_inv_all = s_l_all + vpb * 2 * M;
-    // (3 M + NT) doubles per vector: an odd count only if NT is odd and vpb is odd;
-    // round up so that the double2 part stays 16-byte aligned.
-    const int n_dbl = (vpb * (3 * M + NT) + 1) & ~1;
+    double* const s_bm_all = s_inv_all + vpb * NT;
+    constexpr int n_bm = 2 * NT * q; // mtt_minima_per_vector
+    // (3 M + NT + n_bm) doubles per vector: an odd count only if NT is odd and vpb is
+    // odd; round up so that the double2 part stays 16-byte aligned.
+    const int n_dbl = (vpb * (3 * M + NT + n_bm) + 1) & ~1;
     double2* const s_res_all = reinterpret_cast<double2*>(s_w_all + n_dbl);
     double2* const s_z_all = s_res_all + vpb * M * RR;
 
@@ -291,6 +299,7 @@ __global__ void __launch_bounds__(k_mtt_bound_threads, mtt_min_blocks<NT, Q>())
     double* const s_w = s_w_all + lv * M;
     double* const s_l = s_l_all + lv * 2 * M;
     double2* const s_res = s_res_all + lv * M * RR;
+    double* const s_bm = s_bm_all + lv * n_bm;
     const double inv_nv = valid ? 1.0 / static_cast<double>(noise_var[m]) : 0.0;
     const unsigned char* const pm = perm + m * k_max_ant;
     const int chunks = mtt_bit_chunks(q);
@@ -338,8 +347,8 @@ __global__ void __launch_bounds__(k_mtt_bound_threads, mtt_min_blocks<NT, Q>())
 
         // Per-bit minima over L_t (split as mtt_bit_chunks says), reduced over the
         // pieces of a column with warp shuffles; the column's first thread pairs them
-        // with the other hypothesis's and writes the antenna's LLR at its transmit
-        // index. The two s_l buffers alternate, so the writes of stage t+1 cannot
+        // with the other hypothesis's and keeps them for the LLRs. The two s_l buffers
+        // alternate, so the writes of stage t+1 cannot
         // overtake the reads of stage t; the survivors' buffers are rewritten only after
         // this barrier, when every reduction of stage t has read them.
         double* const sl = s_l + (t & 1) * M;
@@ -355,8 +364,20 @@ __global__ void __launch_bounds__(k_mtt_bound_threads, mtt_min_blocks<NT, Q>())
             part = x < part ? x : part;
         }
         const double other = __shfl_xor_sync(0xffffffffu, part, chunks); // column c ^ 1
-        if (valid && col < 2 * q && (col & 1) == 0 && piece == 0)
-            llr[(gv * NT + pm[p]) * q + (col >> 1)] = maxlog_llr(part, other, inv_nv, clip);
+        if (col < 2 * q && (col & 1) == 0 && piece == 0) {
+            s_bm[2 * (t * q + (col >> 1))] = part;
+            s_bm[2 * (t * q + (col >> 1)) + 1] = other;
+        }
+    }
+
+    // The LLRs, one per thread: bit b of stage t (position NT-1-t) from entry t q + b.
+    mtt_vector_sync<Q>();
+    if (!valid)
+        return;
+    for (int j = v; j < NT * q; j += M) {
+        const int t = j / q, b = j % q;
+        llr[(gv * NT + pm[NT - 1 - t]) * q + b] =
+            maxlog_llr(s_bm[2 * j], s_bm[2 * j + 1], inv_nv, clip);
     }
 }
 
@@ -374,7 +395,7 @@ public:
         // Vectors per block: as many as the thread and shared-memory limits allow, a
         // power of two (the factory made sure that one vector fits).
         d_vpb = k_mtt_threads / M;
-        d_shared = d_vpb * mtt_shared_per_vector(cfg.n_tx, M) + sizeof(double);
+        d_shared = d_vpb * mtt_shared_per_vector(cfg.n_tx, M, q) + sizeof(double);
         d_stats.evaluated = mtt::edge_weights_per_vector(cfg.n_tx, M);
         d_stats.expanded = mtt::vertex_expansions_per_vector(cfg.n_tx, M);
     }
