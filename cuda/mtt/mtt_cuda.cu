@@ -348,9 +348,9 @@ __global__ void __launch_bounds__(k_mtt_bound_threads, mtt_min_blocks<NT, Q>())
         // Per-bit minima over L_t (split as mtt_bit_chunks says), reduced over the
         // pieces of a column with warp shuffles; the column's first thread pairs them
         // with the other hypothesis's and keeps them for the LLRs. The two s_l buffers
-        // alternate, so the writes of stage t+1 cannot
-        // overtake the reads of stage t; the survivors' buffers are rewritten only after
-        // this barrier, when every reduction of stage t has read them.
+        // alternate, so the writes of stage t+1 cannot overtake the reads of stage t;
+        // the survivors' buffers are rewritten only after this barrier, when every
+        // reduction of stage t has read them.
         double* const sl = s_l + (t & 1) * M;
         sl[v] = list_d;
         mtt_vector_sync<Q>();

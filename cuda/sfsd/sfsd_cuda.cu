@@ -189,14 +189,23 @@ struct sfsd_plan {
 };
 
 //! Branches per segment of step 2 (lanes of one warp; M^T is a power of two).
-inline int sfsd_segment_paths(int n_paths) { return std::min(n_paths, 32); }
+MIMODET_HD inline int sfsd_segment_paths(int n_paths)
+{
+    return n_paths < 32 ? n_paths : 32;
+}
 
-//! Entries of a vector's segment bests in step 2: none with a single segment.
-inline int sfsd_segment_tops(int n_paths, int niter)
+//! Bests kept per segment in step 2: min(N_iter, the segment's branches).
+MIMODET_HD inline int sfsd_segment_top(int n_paths, int niter)
 {
     const int seg_paths = sfsd_segment_paths(n_paths);
-    const int n_segs = n_paths / seg_paths;
-    return n_segs > 1 ? n_segs * std::min(niter, seg_paths) : 0;
+    return niter < seg_paths ? niter : seg_paths;
+}
+
+//! Entries of a vector's segment bests in step 2: none with a single segment.
+MIMODET_HD inline int sfsd_segment_tops(int n_paths, int niter)
+{
+    const int n_segs = n_paths / sfsd_segment_paths(n_paths);
+    return n_segs > 1 ? n_segs * sfsd_segment_top(n_paths, niter) : 0;
 }
 
 /*!
@@ -314,11 +323,11 @@ __global__ void __launch_bounds__(k_sfsd_bound_threads)
     double* s_inv_nv =
         reinterpret_cast<double*>(s_min + (chunked ? vpb * 2 * nb : 0));
     int* s_sel = reinterpret_cast<int*>(s_inv_nv + vpb);
-    const int seg_paths = min(n_paths, 32);
+    const int seg_paths = sfsd_segment_paths(n_paths);
     const int n_segs = n_paths / seg_paths;
-    const int top = min(niter, seg_paths);
+    const int top = sfsd_segment_top(n_paths, niter);
     int* s_top = s_sel + vpb * niter;
-    int* s_mat = s_top + (n_segs > 1 ? vpb * n_segs * top : 0);
+    int* s_mat = s_top + (n_segs > 1 ? vpb * n_segs * top : 0); // sfsd_segment_tops
     int* s_pos = s_mat + vpb;
     const int best_log2 = __ffs(best_lanes) - 1, seg_log2 = __ffs(seg) - 1;
 
