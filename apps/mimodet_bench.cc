@@ -46,6 +46,7 @@ struct options {
     int device = 0;                     //!< CUDA device of backend cuda / auto
     std::string psd_preset = "default"; // default, se, table5, h100-alg3
     int psd_start_rows = -1;            //!< detector_config::psd_start_rows
+    double psd_radius = -1.0;           //!< detector_config::psd_radius
     int n_sym = 7;
     double min_seconds = 1.0;
     int pool_matrices = 4096;
@@ -96,6 +97,13 @@ bool parse(int argc, char** argv, options& o)
                 "(detector_config::psd_start_rows; -1: the backend's default)",
                 -1,
                 8)
+        .number("--psd-radius",
+                o.psd_radius,
+                "R",
+                "psd's depth-first search: starting radius over n_rx noise_var\n"
+                "(detector_config::psd_radius; -1: the backend's default, 0: none)",
+                -1,
+                1e6)
         .number("--nsym", o.n_sym, "N", "symbols sharing one channel matrix", 1, 1e6)
         .number("--seconds",
                 o.min_seconds,
@@ -329,8 +337,10 @@ int main(int argc, char** argv)
                                     cfg.backend = parse_backend(backend);
                                     cfg.threads = th;
                                     cfg.device = o.device;
-                                    if (alg == "psd")
+                                    if (alg == "psd") {
                                         cfg.psd_start_rows = o.psd_start_rows;
+                                        cfg.psd_radius = o.psd_radius;
+                                    }
                                     if (alg == "psd" && o.psd_preset != "default") {
                                         // A named set by value: the depth-first search,
                                         // or the paper's Algorithm 3 with a Table 5 or

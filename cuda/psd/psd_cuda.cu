@@ -1759,6 +1759,10 @@ detector::sptr make_psd_cuda_detector(const detector_config& cfg)
     const psd_params p =
         psd_resolve(cfg.psd_lvl, cfg.psd_exp, cfg.n_tx, c.pam_order(), /*gpu=*/true);
     (void)psd_deadline_ns(cfg.psd_deadline_us); // the shared check, before any device work
+    if (psd_radius(cfg.psd_radius, /*gpu=*/true) > 0.0)
+        throw cuda_unsupported("mimodet: psd on CUDA: psd_radius > 0 (got " +
+                               std::to_string(cfg.psd_radius) +
+                               ") is implemented by the CPU backend only; use 0 or -1");
     // Algorithm 3's variant: the warp kernel where it takes the parameters, else the block
     // kernel; MIMODET_PSD_KERNEL=warp|block forces one (tests, measurements).
     std::vector<psd_variant> order = { psd_variant::warp, psd_variant::block };

@@ -245,6 +245,11 @@ const core::algorithm_info& validate_config(const detector_config& cfg)
                                     "only (got " +
                                     std::to_string(cfg.psd_start_rows) + " for '" +
                                     cfg.algorithm + "')");
+    if (cfg.psd_radius != -1.0 && !alg.uses_deadline)
+        throw std::invalid_argument("mimodet: psd_radius applies to algorithm 'psd' "
+                                    "only (got " +
+                                    std::to_string(cfg.psd_radius) + " for '" +
+                                    cfg.algorithm + "')");
     // Each algorithm validates its own parameters when its kernel is built.
     (void)alg.make_cpu(cfg);
     return alg;

@@ -123,8 +123,9 @@ inline gr::mimodet::detector::sptr make(const std::string& algorithm,
 inline bool psd_alg3_forced() { return !gr::mimodet::core::tuning::psd_kernel().empty(); }
 
 /*!
- * A detector as make(); a CPU PSD left at the default psd_start_rows takes the CUDA
- * backend's (0 where psd_alg3_forced()), so that its node counts compare with the GPU's.
+ * A detector as make(); a CPU PSD left at the default psd_start_rows and psd_radius takes
+ * the CUDA backend's (rows 0 where psd_alg3_forced()), so that its node counts compare
+ * with the GPU's.
  */
 inline gr::mimodet::detector::sptr make_counts_as_cuda(const std::string& algorithm,
                                                        int n_tx,
@@ -139,6 +140,9 @@ inline gr::mimodet::detector::sptr make_counts_as_cuda(const std::string& algori
             psd_alg3_forced() ? 0
                               : gr::mimodet::core::psd_start_rows(-1, n_tx, omega, true);
     }
+    if (algorithm == "psd" && base.backend == gr::mimodet::backend_kind::cpu &&
+        base.psd_radius == -1.0)
+        base.psd_radius = gr::mimodet::core::psd_radius(-1.0, true);
     return make(algorithm, n_tx, n_rx, mod, base);
 }
 

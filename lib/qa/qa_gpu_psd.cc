@@ -928,3 +928,29 @@ TEST(gpu_psd, enumeration_decides_as_the_cpu)
         EXPECT_EQ(qa::count_non_ml(b, r.g, e, 1e-9), 0) << what << ": not ML";
     }
 }
+
+TEST(gpu_psd, starting_radius_is_the_cpus)
+{
+    // psd_radius > 0 is the CPU's: backend cuda refuses it naming the parameter, backend
+    // auto takes the CPU; -1 and 0 run on the GPU.
+    SKIP_WITHOUT_GPU();
+    detector_config c;
+    c.n_tx = c.n_rx = 4;
+    c.mod = modulation::qam64;
+    c.backend = backend_kind::cuda;
+    c.psd_radius = 1.5;
+    try {
+        qa::make("psd", 4, 4, modulation::qam64, c);
+        ADD_FAILURE() << "psd_radius 1.5 accepted by backend cuda";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("psd_radius"), std::string::npos)
+            << e.what();
+    }
+    c.backend = backend_kind::automatic;
+    EXPECT_EQ(qa::make("psd", 4, 4, modulation::qam64, c)->backend(), "cpu");
+    c.backend = backend_kind::cuda;
+    for (const double ok : { -1.0, 0.0 }) {
+        c.psd_radius = ok;
+        EXPECT_EQ(qa::make("psd", 4, 4, modulation::qam64, c)->backend(), "cuda");
+    }
+}

@@ -11,11 +11,13 @@
 #include "detect/kernel.h"
 #include "detect/psd/psd_params.h"
 #include "detect/psd/psd_se.h"
+#include "detect/psd/psd_se_cpu.h"
 #include "qa_common.h"
-#include <gtest/gtest.h>
 #include <algorithm>
+#include <gtest/gtest.h>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 using namespace gr::mimodet;
 using core::psd_params;
@@ -225,7 +227,8 @@ void detect_matrix(core::cpu_kernel& kernel,
                    const qa::batch& b,
                    int m,
                    std::vector<uint8_t>& bits,
-                   std::vector<vector_stats>& stats)
+                   std::vector<vector_stats>& stats,
+                   double noise_var = 1.0)
 {
     const int nt = b.n_tx, nr = b.n_rx;
     core::MatC H(nr, nt);
@@ -237,7 +240,7 @@ void detect_matrix(core::cpu_kernel& kernel,
         y[i] = core::cd(b.y[static_cast<size_t>(m) * b.n_sym * nr + i]);
     bits.assign(static_cast<size_t>(b.n_sym) * nt * static_cast<int>(b.mod), 0);
     stats.assign(b.n_sym, vector_stats{});
-    kernel.detect(H, y.data(), b.n_sym, 1.0, bits.data(), nullptr, stats.data());
+    kernel.detect(H, y.data(), b.n_sym, noise_var, bits.data(), nullptr, stats.data());
 }
 
 } // namespace
@@ -245,13 +248,14 @@ void detect_matrix(core::cpu_kernel& kernel,
 TEST(psd, depth_first_path_matches_generic_algorithm)
 {
     // The specialised depth-first path must visit exactly what Algorithm 3 visits (both
-    // from an infinite radius: no starting bound).
+    // from an infinite radius: no starting bound, no starting radius).
     for (auto mod : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
         detector_config cfg = psd_config(core::psd_cpu_tuned(4), mod == modulation::qam16);
         cfg.n_tx = 4;
         cfg.n_rx = 4;
         cfg.mod = mod;
         cfg.psd_start_rows = 0;
+        cfg.psd_radius = 0.0;
         auto fast = core::make_psd_kernel(cfg, false);
         auto generic = core::make_psd_kernel(cfg, true);
         const auto b = qa::make_batch(4, 4, mod, 200, 3, 0, 30, 77);
@@ -521,6 +525,134 @@ TEST(psd_se, starting_bound_keeps_the_unbounded_decision)
     }
 }
 
+namespace {
+
+//! The step loop with running sums, stopped as psd.cc stops it: before a step at a row
+//! k > 0 once budget path metrics (budget 0: never) are reached. Returns false if
+//! stopped.
+bool se_step_loop(const se_instance& in,
+                  core::psd_se_state<core::psd_se_max_n>& st,
+                  double bound,
+                  uint32_t evaluated_before,
+                  uint32_t budget)
+{
+    const core::psd_se_problem pb = in.problem();
+    core::psd_se_partials<core::psd_se_max_n> ps;
+    core::psd_se_begin(pb, st, in.N, nullptr, 0.0, bound, ps);
+    st.evaluated += evaluated_before;
+    for (;;) {
+        if (st.k > 0 && budget != 0 && st.evaluated >= budget)
+            return false;
+        if (!core::psd_se_step(pb, st, ps))
+            return true;
+    }
+}
+
+//! psd_se_search_cpu for in.N and in.P, stopped in the same way.
+template <int N, int P>
+bool se_cpu_search(const se_instance& in,
+                   core::psd_se_state<core::psd_se_max_n>& st,
+                   double bound,
+                   uint32_t evaluated_before,
+                   uint32_t budget)
+{
+    const auto stop = [budget](uint32_t evaluated) {
+        return budget != 0 && evaluated >= budget;
+    };
+    return core::psd_se_search_cpu<N, P, true>(
+        in.problem(), st, bound, evaluated_before, stop);
+}
+
+bool se_cpu_search_n(const se_instance& in,
+                     core::psd_se_state<core::psd_se_max_n>& st,
+                     double bound,
+                     uint32_t evaluated_before,
+                     uint32_t budget)
+{
+    const auto args = std::tie(in, st, bound, evaluated_before, budget);
+    const int key = in.N * 16 + in.P;
+    switch (key) {
+    case 4 * 16 + 2:
+        return std::apply(se_cpu_search<4, 2>, args);
+    case 4 * 16 + 4:
+        return std::apply(se_cpu_search<4, 4>, args);
+    case 4 * 16 + 8:
+        return std::apply(se_cpu_search<4, 8>, args);
+    case 8 * 16 + 2:
+        return std::apply(se_cpu_search<8, 2>, args);
+    case 8 * 16 + 4:
+        return std::apply(se_cpu_search<8, 4>, args);
+    case 8 * 16 + 8:
+        return std::apply(se_cpu_search<8, 8>, args);
+    default:
+        ADD_FAILURE() << "no instance for N " << in.N << " P " << in.P;
+        return false;
+    }
+}
+
+} // namespace
+
+TEST(psd_se, cpu_search_is_the_step_loop)
+{
+    // psd_se_search_cpu against psd_se_begin and psd_se_step with running sums, 2x2 and
+    // 4x4 (N = 4, 8), QPSK to 64QAM, with the degenerate rows of se_draw (ties, a weight
+    // of +inf, z far outside, NaN), short and long searches; with no bound, a starting
+    // bound, and a bound below the least metric (no leaf inside); to the end and stopped
+    // by node budgets. Everything the step loop leaves must be the same: stopped or not,
+    // the leaf, its metric, the counters, the row it stopped at and whether work was
+    // left inside the sphere.
+    std::mt19937_64 rng(77);
+    int stopped = 0, no_leaf = 0;
+    for (const int N : { 4, 8 })
+        for (const auto mod :
+             { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
+            const constellation& c = constellation::get(mod);
+            se_instance in = se_problem_of(mod);
+            in.N = N;
+            for (int t = 0; t < 150; ++t) {
+                SCOPED_TRACE(std::to_string(N) + " levels " + to_string(mod) +
+                             " instance " + std::to_string(t));
+                se_draw(in, rng, c, t, t % 3 == 0 ? 0.02 : 0.3, t % 2 ? 3.0 : 0.5);
+                const auto plain = se_search<core::psd_se_max_n, false>(in);
+                uint8_t leaf[core::psd_se_max_n] = {};
+                uint32_t start_evaluated = 0;
+                const double start_bound = core::psd_se_start_bound<core::psd_se_max_n>(
+                    in.problem(), 1, leaf, start_evaluated);
+                const double below = plain.d2 < core::psd_se_inf() ? 0.5 * plain.d2 : 0.0;
+                for (const double bound : { core::psd_se_inf(), start_bound, below }) {
+                    for (const uint32_t budget :
+                         { 0u, plain.evaluated / 3 + 1, plain.evaluated / 2 + 7 }) {
+                        SCOPED_TRACE("bound " + std::to_string(bound) + " budget " +
+                                     std::to_string(budget));
+                        core::psd_se_state<core::psd_se_max_n> ref, fast;
+                        for (int j = 0; j < core::psd_se_max_n; ++j)
+                            ref.best[j] = fast.best[j] = leaf[j];
+                        const bool ref_done =
+                            se_step_loop(in, ref, bound, start_evaluated, budget);
+                        const bool fast_done =
+                            se_cpu_search_n(in, fast, bound, start_evaluated, budget);
+                        ASSERT_EQ(fast_done, ref_done);
+                        stopped += !ref_done;
+                        no_leaf += !(ref.d2 < core::psd_se_inf());
+                        EXPECT_EQ(fast.d2, ref.d2);
+                        EXPECT_TRUE(std::equal(ref.best, ref.best + N, fast.best));
+                        EXPECT_EQ(fast.expanded, ref.expanded);
+                        EXPECT_EQ(fast.evaluated, ref.evaluated);
+                        EXPECT_EQ(fast.k, ref.k);
+                        EXPECT_EQ(fast.top, ref.top);
+                        EXPECT_EQ(fast.bound, ref.bound);
+                        if (!ref_done)
+                            EXPECT_EQ(core::psd_se_work_left(in.problem(), fast),
+                                      core::psd_se_work_left(in.problem(), ref));
+                    }
+                }
+            }
+        }
+    // Both the stopped and the leafless cases must occur, or the test shows less.
+    EXPECT_GT(stopped, 300);
+    EXPECT_GT(no_leaf, 300);
+}
+
 TEST(psd, starting_bound_keeps_decisions_and_cuts_nodes)
 {
     // The CPU PSD (depth-first set) with starting bounds of 0..3 rows on the same
@@ -734,6 +866,89 @@ TEST(psd, starting_bound_rows_per_backend)
     fsd.psd_start_rows = 2;
     EXPECT_THROW(detector::make(fsd), std::invalid_argument);
     fsd.psd_start_rows = -1;
+    EXPECT_NO_THROW(detector::make(fsd));
+}
+
+TEST(psd, starting_radius_keeps_decisions)
+{
+    // The CPU PSD (depth-first set) with starting radii from 1e-6 noise norms (grown
+    // until the last search, without one) to 4, against none: the same bits at 0-30 dB,
+    // on rank-deficient channels (ties) and all-zero ones, given the true noise variance,
+    // one 1e4 times too small, and 0 (no radius). None flagged. At 4x4 64QAM the
+    // default radius cuts the expanded nodes of the full-rank channels in total.
+    for (int n_tx : { 2, 4 })
+        for (auto mod : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
+            SCOPED_TRACE(std::to_string(n_tx) + "x" + std::to_string(n_tx) + " " +
+                         to_string(mod));
+            auto b = qa::make_batch(n_tx, n_tx, mod, 150, 7, 0, 30, 53);
+            const int n_bad = 25;
+            qa::make_rank_deficient(b, n_bad);
+            detector_config cfg = psd_config(core::psd_cpu_tuned(n_tx), true);
+            cfg.n_tx = cfg.n_rx = n_tx;
+            cfg.mod = mod;
+            cfg.psd_radius = 0.0;
+            auto plain = core::make_psd_kernel(cfg, false);
+            std::vector<std::vector<uint8_t>> plain_bits(b.n_mat);
+            uint64_t plain_expanded = 0;
+            for (int m = 0; m < b.n_mat; ++m) {
+                std::vector<vector_stats> st;
+                detect_matrix(*plain, b, m, plain_bits[m], st, b.noise_var[m]);
+                for (const auto& s : st)
+                    plain_expanded += m >= n_bad ? s.expanded : 0;
+            }
+            for (const double radius : { 1e-6, 0.5, core::psd_cpu_radius, 4.0 }) {
+                SCOPED_TRACE("radius " + std::to_string(radius));
+                cfg.psd_radius = radius;
+                auto bounded = core::make_psd_kernel(cfg, false);
+                uint64_t expanded = 0;
+                for (int m = 0; m < b.n_mat; ++m)
+                    for (const double scale : { 1.0, 1e-4, 0.0 }) {
+                        std::vector<uint8_t> bits;
+                        std::vector<vector_stats> st;
+                        detect_matrix(*bounded, b, m, bits, st, scale * b.noise_var[m]);
+                        ASSERT_EQ(bits, plain_bits[m]) << "matrix " << m << " " << scale;
+                        for (const auto& s : st) {
+                            EXPECT_EQ(s.truncated, 0u);
+                            expanded += scale == 1.0 && m >= n_bad ? s.expanded : 0;
+                        }
+                    }
+                if (n_tx == 4 && mod == modulation::qam64 &&
+                    radius == core::psd_cpu_radius)
+                    EXPECT_LT(expanded, plain_expanded);
+            }
+        }
+}
+
+TEST(psd, starting_radius_per_backend)
+{
+    // Defaults (-1): psd_cpu_radius on the CPU, none on CUDA; a value applies to both
+    // (CUDA's factory refuses one > 0); others refused, also through the detector, with
+    // a message naming the parameter; other algorithms take only the default.
+    EXPECT_EQ(core::psd_radius(-1.0, false), core::psd_cpu_radius);
+    EXPECT_EQ(core::psd_radius(-1.0, true), 0.0);
+    EXPECT_EQ(core::psd_radius(0.0, false), 0.0);
+    EXPECT_EQ(core::psd_radius(2.5, true), 2.5);
+    for (const double bad : { -2.0,
+                              -0.5,
+                              std::numeric_limits<double>::infinity(),
+                              std::numeric_limits<double>::quiet_NaN() }) {
+        EXPECT_THROW(core::psd_radius(bad, false), std::invalid_argument);
+        detector_config cfg;
+        cfg.algorithm = "psd";
+        cfg.psd_radius = bad;
+        try {
+            detector::make(cfg);
+            ADD_FAILURE() << bad << " accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("psd_radius"), std::string::npos)
+                << e.what();
+        }
+    }
+    detector_config fsd;
+    fsd.algorithm = "fsd";
+    fsd.psd_radius = 1.0;
+    EXPECT_THROW(detector::make(fsd), std::invalid_argument);
+    fsd.psd_radius = -1.0;
     EXPECT_NO_THROW(detector::make(fsd));
 }
 

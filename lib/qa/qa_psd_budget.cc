@@ -41,12 +41,14 @@ detector::sptr make_psd(const qa::batch& b, int64_t budget, bool depth_first, in
     return qa::make("psd", b.n_tx, b.n_rx, b.mod, c);
 }
 
-//! Largest Expand and Evaluate of the set: how far one vector may pass the budget.
+//! Largest Expand and Evaluate of the set: how far one vector may pass the budget. The
+//! depth-first search's starting radius (psd_radius) may leave it without a leaf when
+//! the budget ends it: the SIC fallback then adds its 2 n_tx path metrics.
 uint32_t largest_step(const qa::batch& b, bool depth_first)
 {
     const int omega = constellation::get(b.mod).pam_order();
     if (depth_first)
-        return static_cast<uint32_t>(omega);
+        return static_cast<uint32_t>(omega + 2 * b.n_tx);
     const auto p = core::psd_preset(b.n_tx, omega);
     const auto eval = core::psd_eval(p, omega);
     return static_cast<uint32_t>(*std::max_element(eval.begin(), eval.end()));

@@ -28,6 +28,7 @@ _PARAMS = {
     "deadline_us": "psd_deadline_us",
     "budget": "psd_node_budget",
     "start_rows": "psd_start_rows",
+    "radius": "psd_radius",
 }
 
 # What each keyword takes, for a TypeError that names the parameter instead of
@@ -45,6 +46,7 @@ _KINDS = {
     "deadline_us": "float",
     "budget": "int",
     "start_rows": "int",
+    "radius": "float",
 }
 
 _PSD_RULES = (
@@ -125,6 +127,11 @@ def detector(algorithm, n_tx, n_rx, modulation="16qam", backend="cpu", **params)
                  starting bound; the same decisions, other node counts and speed
                  (-1, the default: the backend's own; 0: none; else 1..8; all
                  2 n_tx rows of at most 256 leaves enumerate them first)
+      radius     PSD depth-first search: starting radius as a multiple of
+                 n_rx * noise_var, doubled until the best leaf lies well inside
+                 it; the same decisions, other node counts and speed (-1, the
+                 default: the backend's own, CPU 1.5, CUDA none; 0: none; a
+                 value > 0 runs on the CPU only)
     LLRs are finite, saturated at +-1e10; the 'flags' stats of detect_bits and
     detect_llr(..., return_stats=True) mark a rank-deficient or zero H (1) and a
     saturated LLR (2), docs/CONVENTIONS.md.

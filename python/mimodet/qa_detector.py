@@ -137,7 +137,11 @@ class qa_detector(gr_unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "backend"):
             mimodet.detector("mmse", 2, 2, "qpsk", backend="tpu")
         with self.assertRaises(TypeError):
+            mimodet.detector("mmse", 2, 2, "qpsk", beam_width=3)
+        with self.assertRaisesRegex(ValueError, "psd_radius"):
             mimodet.detector("mmse", 2, 2, "qpsk", radius=3)
+        with self.assertRaisesRegex(ValueError, "psd_radius"):
+            mimodet.detector("psd", 2, 2, "qpsk", radius=-3)
         with self.assertRaises(ValueError):
             mimodet.detector("psd", 2, 2, "qpsk", lvl=[5, 3, 4, 1], exp=[1, 1, 1])
         with self.assertRaises(ValueError):

@@ -6,8 +6,8 @@
 #
 """QA of the PSD deadline and node budget from Python: the deadline_us and budget keywords
 of mimodet.detector (the 'truncated' stats) and the mimo_detector block's deadline
-('truncated' tags, truncated_slots()); the start_rows keyword (the depth-first search's
-starting bound)."""
+('truncated' tags, truncated_slots()); the start_rows and radius keywords (the
+depth-first search's starting bound and starting radius)."""
 
 import os
 import signal
@@ -187,6 +187,26 @@ class qa_psd_deadline(gr_unittest.TestCase):
             mimodet.detector("psd", 2, 2, start_rows=1.5)
         with self.assertRaises(ValueError):
             mimodet.detector("fsd", 2, 2, start_rows=1)
+
+    def test_009_radius_keyword(self):
+        # The depth-first search's starting radius (a multiple of n_rx * noise_var):
+        # the same bits as without one (radius=0) for small, default and large radii,
+        # also given a noise variance 1e4 times too small; bad values raise ValueError
+        # naming the parameter.
+        H, y, nv = rayleigh(self.rng, 60, 7, 4, 4, "64qam", 8.0)
+        plain = mimodet.detector("psd", 4, 4, "64qam", threads=1, radius=0)
+        ref = plain.detect_bits(H, y, nv)
+        for radius in (1e-3, 1.5, 10.0):
+            det = mimodet.detector("psd", 4, 4, "64qam", threads=1, radius=radius)
+            for scale in (1.0, 1e-4):
+                bits, st = det.detect_bits(H, y, nv * scale, return_stats=True)
+                np.testing.assert_array_equal(bits, ref)
+                self.assertEqual(int(st["truncated"].sum()), 0)
+        for bad in (-2.0, float("inf"), float("nan")):
+            with self.assertRaisesRegex(ValueError, "psd_radius"):
+                mimodet.detector("psd", 2, 2, radius=bad)
+        with self.assertRaisesRegex(ValueError, "psd_radius"):
+            mimodet.detector("fsd", 2, 2, radius=1.0)
 
 
 if __name__ == "__main__":

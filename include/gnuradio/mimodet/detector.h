@@ -135,6 +135,18 @@ struct MIMODET_API detector_config {
     //! 1..8 rows (fewer where they would pass 2 n_tx rows or 512 paths). Other
     //! algorithms refuse a value other than -1.
     int psd_start_rows = -1;
+
+    //! PSD depth-first search (the default parameter set): a starting radius, as a
+    //! multiple of the noise's mean squared norm n_rx x noise_var. Leaves outside it are
+    //! pruned from the start; where the best leaf found is not well inside it (none, or
+    //! one within 1e-9 of it), the search runs again with twice the radius, and at last
+    //! with psd_start_rows' bound or none, so the decisions are those without it, ties
+    //! included. It changes the node counts and the speed: a near-singular channel's
+    //! search no longer wanders among leaves far outside the noise. Where noise_var is 0
+    //! or not finite, none. -1 (the default): the backend's own (CPU: 1.5; CUDA: 0;
+    //! docs/PERFORMANCE.md), 0: none, else a finite value > 0 (CPU backend only: the
+    //! CUDA backend refuses it). Other algorithms refuse a value other than -1.
+    double psd_radius = -1.0;
 };
 
 //! Magnitude given to an LLR whose counter-hypothesis a list detector did not find,

@@ -22,6 +22,9 @@
 // a specialised path that produces the sorted children lazily (zig-zag around the
 // unconstrained estimate) instead of evaluating and sorting all |Omega| of them; the
 // visiting order, radius updates, pruning and the counters are those of Algorithm 3.
+// With cfg.psd_radius (the CPU's default) it starts below a radius of that many n_rx
+// noise_var, doubled while the best leaf found does not lie well inside it: the same
+// decision, fewer nodes where a channel's first leaves lie far outside the noise.
 //
 // Deadline (cfg.psd_deadline_us > 0, a budget per detect call from begin_call()): both
 // searches look at the steady clock every k_check_evals path metrics, counted over the
@@ -54,6 +57,7 @@
 #include "detect/psd/psd_common.h"
 #include "detect/psd/psd_params.h"
 #include "detect/psd/psd_se.h"
+#include "detect/psd/psd_se_cpu.h"
 #include "detect/qr.h"
 #include <algorithm>
 #include <chrono>
@@ -87,7 +91,8 @@ public:
           d_budget(std::chrono::nanoseconds(psd_deadline_ns(cfg.psd_deadline_us))),
           d_has_deadline(d_budget.count() > 0),
           d_node_budget(psd_node_budget(cfg.psd_node_budget, cfg.n_tx, d_P)),
-          d_start_rows(psd_start_rows(cfg.psd_start_rows, cfg.n_tx, d_P, false))
+          d_start_rows(psd_start_rows(cfg.psd_start_rows, cfg.n_tx, d_P, false)),
+          d_radius(psd_radius(cfg.psd_radius, false))
     {
         // A kernel used without begin_call (tests of the kernel alone) counts from here.
         begin_call(steady::now());
@@ -173,7 +178,7 @@ public:
             if (out_of_time(0))
                 sic_fallback(st); // started after the deadline: no search
             else if (d_depth_first)
-                search_depth_first(st);
+                search_depth_first(st, nr * noise_var);
             else
                 search_generic(st);
             d_work_done += st.evaluated;
@@ -407,7 +412,8 @@ private:
         return { d_R.data(), d_z.data(), d_value.data(), d_w.data(), d_N, d_P };
     }
 
-    void search_depth_first(vector_stats& stats)
+    //! noise_norm2: n_rx x noise_var, the noise's mean squared norm (psd_radius' unit).
+    void search_depth_first(vector_stats& stats, double noise_norm2)
     {
         // Whether a step may have to stop: a budget, a deadline or a stop function.
         const bool checks = d_node_budget != 0 || d_has_deadline || d_stop;
@@ -430,33 +436,106 @@ private:
             // A near-tie: the bound over every leaf and the search decide.
             start_evaluated += psd_se_enumerated_evaluated(d_N, d_P);
         }
-        const double bound =
+        const double start_bound =
             psd_se_start_bound<psd_se_max_n>(pb, d_start_rows, st.best, start_evaluated);
-        psd_se_begin(pb, st, d_N, nullptr, 0.0, bound, d_partials);
-        st.evaluated += start_evaluated;
-        for (;;) {
-            // k > 0: rows k..N-1 are being enumerated (k = 0 takes a leaf next).
-            if (st.k > 0 && checks) {
-                if (over_budget(st.evaluated) ||
-                    out_of_time(stats.evaluated + st.evaluated)) {
-                    stats.expanded += st.expanded;
-                    stats.evaluated += st.evaluated;
-                    if (!(st.d2 < psd_se_inf() || st.bound < psd_se_inf())) {
-                        sic_fallback(stats); // no leaf yet, no starting bound
-                        return;
-                    }
-                    // st.best: the best leaf, or before the first the starting bound's.
-                    stats.truncated = psd_se_work_left(pb, st) ? 1 : 0;
-                    copy_best(st.best);
+        const auto stop = [&](uint32_t evaluated) {
+            return over_budget(evaluated) || out_of_time(stats.evaluated + evaluated);
+        };
+        // One search below `bound`, st.evaluated counted on from evaluated_before.
+        const auto search = [&](double bound, uint32_t evaluated_before) {
+            if (psd_se_cpu_fixed(d_N, d_P))
+                return checks ? search_fixed<true>(pb, bound, evaluated_before, stop)
+                              : search_fixed<false>(pb, bound, evaluated_before, stop);
+            psd_se_begin(pb, st, d_N, nullptr, 0.0, bound, d_partials);
+            st.evaluated += evaluated_before;
+            for (;;) {
+                // k > 0: rows k..N-1 are being enumerated (k = 0 takes a leaf next).
+                if (st.k > 0 && checks && stop(st.evaluated))
+                    return false;
+                if (!psd_se_step(pb, st, d_partials))
+                    return true;
+            }
+        };
+        // The starting radius (psd_radius), grown until the best leaf lies well inside
+        // it; the starting bound's where that is smaller.
+        double radius = d_radius * noise_norm2;
+        if (!(radius > 0.0 && radius < psd_se_inf()))
+            radius = psd_se_inf();
+        uint32_t evaluated_before = start_evaluated, expanded_before = 0;
+        bool by_radius, finished;
+        bool between = false; // stopped after a search below the radius, before the next
+        for (int tries = 1;; ++tries) {
+            if (tries > psd_radius_tries)
+                radius = psd_se_inf();
+            by_radius = radius < start_bound;
+            finished = search(by_radius ? radius : start_bound, evaluated_before);
+            if (!finished || !by_radius ||
+                st.d2 <= rn_mul(radius, 1.0 - psd_radius_guard))
+                break;
+            if (checks && stop(st.evaluated)) {
+                finished = false;
+                between = true;
+                break;
+            }
+            expanded_before += st.expanded;
+            evaluated_before = st.evaluated;
+            radius = rn_mul(radius, psd_radius_growth);
+        }
+        st.expanded += expanded_before;
+        if (!finished) {
+            stats.expanded += st.expanded;
+            stats.evaluated += st.evaluated;
+            if (!(st.d2 < psd_se_inf())) {
+                if (!(start_bound < psd_se_inf())) {
+                    sic_fallback(stats); // no leaf yet, no starting bound
                     return;
                 }
+                // The starting bound's leaf; below a radius, the leaves between the
+                // radius and it were not searched.
+                stats.truncated = by_radius || psd_se_work_left(pb, st) ? 1 : 0;
+            } else {
+                stats.truncated = between || psd_se_work_left(pb, st) ? 1 : 0;
             }
-            if (!psd_se_step(pb, st, d_partials))
-                break;
+            copy_best(st.best);
+            return;
         }
         stats.expanded += st.expanded;
         stats.evaluated += st.evaluated;
         copy_best(st.best);
+    }
+
+    //! psd_se_search_cpu for this kernel's N and P (psd_se_cpu_fixed) on d_se.
+    template <bool Checks, class Stop>
+    bool search_fixed(const psd_se_problem& pb,
+                      double bound,
+                      uint32_t evaluated_before,
+                      const Stop& stop)
+    {
+        se_state& st = d_se;
+        const auto run = [&](auto n, auto p) {
+            return psd_se_search_cpu<decltype(n)::value, decltype(p)::value, Checks>(
+                pb, st, bound, evaluated_before, stop);
+        };
+        const auto with_p = [&](auto n) {
+            switch (d_P) {
+            case 2:
+                return run(n, std::integral_constant<int, 2>{});
+            case 4:
+                return run(n, std::integral_constant<int, 4>{});
+            default:
+                return run(n, std::integral_constant<int, 8>{});
+            }
+        };
+        switch (d_N) {
+        case 2:
+            return with_p(std::integral_constant<int, 2>{});
+        case 4:
+            return with_p(std::integral_constant<int, 4>{});
+        case 6:
+            return with_p(std::integral_constant<int, 6>{});
+        default:
+            return with_p(std::integral_constant<int, 8>{});
+        }
     }
 
     void copy_best(const uint8_t* best)
@@ -495,6 +574,8 @@ private:
     bool d_expired = false;
     const uint32_t d_node_budget; //!< 0: none
     const int d_start_rows;       //!< psd_se_start_bound's rows (depth-first search)
+    //! psd_radius resolved: the depth-first search's starting radius over n_rx noise_var
+    const double d_radius;
     const std::function<bool()>* d_stop = nullptr;
     uint64_t d_work_done = 0;  //!< path metrics of the finished vectors of this call
     uint64_t d_next_check = 0; //!< read the clock when the call's metrics reach this

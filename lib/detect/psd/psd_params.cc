@@ -273,6 +273,17 @@ int psd_start_rows(int requested, int n_tx, int omega, bool gpu)
     return rows;
 }
 
+double psd_radius(double requested, bool gpu)
+{
+    if (requested == -1.0)
+        return gpu ? 0.0 : psd_cpu_radius;
+    if (!(requested >= 0.0) || std::isinf(requested))
+        throw std::invalid_argument("mimodet: psd_radius must be -1 (the backend's "
+                                    "default), 0 (none) or finite and > 0, got " +
+                                    std::to_string(requested));
+    return requested;
+}
+
 psd_params psd_resolve(const std::vector<int>& lvl,
                        const std::vector<int>& exp,
                        int n_tx,

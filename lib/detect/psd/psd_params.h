@@ -105,6 +105,30 @@ constexpr int psd_max_start_rows = 8;
 //! -1..psd_max_start_rows. The one definition for the CPU and the CUDA PSD.
 int psd_start_rows(int requested, int n_tx, int omega, bool gpu);
 
+//! The CPU's default psd_radius (detector_config::psd_radius): measured fastest of 0.5-3
+//! at 4x4 16QAM and 64QAM, 10 and 20 dB (docs/PERFORMANCE.md).
+constexpr double psd_cpu_radius = 1.5;
+
+//! Factor by which psd_radius grows where no leaf was found well inside it.
+constexpr double psd_radius_growth = 2.0;
+
+//! Searches below a radius before the last one without it (the radius having grown
+//! 2^5 = 32 times): inputs far outside the noise (a wrong noise_var) cost a few short
+//! searches, not one per doubling.
+constexpr int psd_radius_tries = 6;
+
+//! Relative margin below the radius that a leaf's metric must keep for the bounded
+//! search's decision to stand: far above the rounding that can reorder siblings of
+//! nearly equal metric, so that a bound between them cannot change the decision.
+constexpr double psd_radius_guard = 1e-9;
+
+//! detector_config::psd_radius resolved for the CUDA backend (gpu) or the CPU: -1 the
+//! backend's default (psd_cpu_radius on the CPU, 0 on CUDA), 0 none, else the value.
+//! Throws std::invalid_argument for a value that is not -1, 0 or finite and > 0. The one
+//! definition for both backends; the CUDA backend refuses a result > 0
+//! (cuda_unsupported: backend 'auto' then takes the CPU).
+double psd_radius(double requested, bool gpu);
+
 //! User parameters (both empty: psd_cpu_tuned, or psd_gpu_default for the CUDA backend)
 //! validated; throws std::invalid_argument.
 psd_params psd_resolve(const std::vector<int>& lvl,

@@ -345,7 +345,13 @@ PYBIND11_MODULE(mimodet_python, m)
                        "PSD depth-first search: rows whose every combination, with "
                        "successive interference cancellation below, gives its starting "
                        "bound (the same decisions, other node counts); -1: the "
-                       "backend's default, 0: none, else 1..8.");
+                       "backend's default, 0: none, else 1..8.")
+        .def_readwrite("psd_radius",
+                       &detector_config::psd_radius,
+                       "PSD depth-first search: starting radius as a multiple of "
+                       "n_rx * noise_var, grown until a leaf lies inside (the same "
+                       "decisions, other node counts); -1: the backend's default "
+                       "(CPU 1.5, CUDA 0), 0: none, else > 0 (CPU only).");
 
     py::class_<detector, std::shared_ptr<detector>>(
         m,
