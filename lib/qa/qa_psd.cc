@@ -569,21 +569,20 @@ bool se_cpu_search_n(const se_instance& in,
                      uint32_t evaluated_before,
                      uint32_t budget)
 {
-    const auto args = std::tie(in, st, bound, evaluated_before, budget);
     const int key = in.N * 16 + in.P;
     switch (key) {
     case 4 * 16 + 2:
-        return std::apply(se_cpu_search<4, 2>, args);
+        return se_cpu_search<4, 2>(in, st, bound, evaluated_before, budget);
     case 4 * 16 + 4:
-        return std::apply(se_cpu_search<4, 4>, args);
+        return se_cpu_search<4, 4>(in, st, bound, evaluated_before, budget);
     case 4 * 16 + 8:
-        return std::apply(se_cpu_search<4, 8>, args);
+        return se_cpu_search<4, 8>(in, st, bound, evaluated_before, budget);
     case 8 * 16 + 2:
-        return std::apply(se_cpu_search<8, 2>, args);
+        return se_cpu_search<8, 2>(in, st, bound, evaluated_before, budget);
     case 8 * 16 + 4:
-        return std::apply(se_cpu_search<8, 4>, args);
+        return se_cpu_search<8, 4>(in, st, bound, evaluated_before, budget);
     case 8 * 16 + 8:
-        return std::apply(se_cpu_search<8, 8>, args);
+        return se_cpu_search<8, 8>(in, st, bound, evaluated_before, budget);
     default:
         ADD_FAILURE() << "no instance for N " << in.N << " P " << in.P;
         return false;
