@@ -127,21 +127,36 @@ protected:
             const std::function<bool()> kernel_stop = stop;
             k.set_stop(&kernel_stop);
             const int nr = d_cfg.n_rx, nt = d_cfg.n_tx;
-            core::MatC Hm(nr, nt);
+            // The kernel's preprocessing group: its matrices are converted, then handed
+            // to preprocess() together, then detected one by one.
+            const size_t group = static_cast<size_t>(std::max(1, k.preprocess_group()));
+            std::vector<core::MatC> Hg(group, core::MatC(nr, nt));
+            std::vector<const core::MatC*> Hp(group);
             std::vector<core::cd> yv;
             std::vector<float> llr_tmp;
             size_t seg = std::upper_bound(d_seg_mat0.begin(), d_seg_mat0.end(), begin) -
                          d_seg_mat0.begin() - 1;
             for (size_t m = begin; m < end; ++m) {
+                const size_t g = (m - begin) % group;
+                if (g == 0) {
+                    const size_t n_group = std::min(group, end - m);
+                    for (size_t i = 0; i < n_group; ++i) {
+                        const cf* h = H + (m + i) * nr * nt;
+                        core::MatC& Hi = Hg[i];
+                        for (int r = 0; r < nr; ++r)
+                            for (int c = 0; c < nt; ++c)
+                                Hi(r, c) = core::cd(h[r * nt + c]);
+                        Hp[i] = &Hi;
+                    }
+                    if (group > 1)
+                        k.preprocess(Hp.data(), static_cast<int>(n_group));
+                }
+                const core::MatC& Hm = Hg[g];
                 while (m >= d_seg_mat0[seg + 1])
                     ++seg;
                 const size_t n_sym = segments[seg].n_sym;
                 // First vector of matrix m in the call.
                 const size_t v = d_seg_vec0[seg] + (m - d_seg_mat0[seg]) * n_sym;
-                const cf* h = H + m * nr * nt;
-                for (int r = 0; r < nr; ++r)
-                    for (int c = 0; c < nt; ++c)
-                        Hm(r, c) = core::cd(h[r * nt + c]);
                 const cf* ym = y + v * nr;
                 yv.resize(n_sym * nr);
                 for (size_t i = 0; i < n_sym * nr; ++i)

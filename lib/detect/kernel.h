@@ -59,6 +59,20 @@ public:
     //! its node budget) to look at inside a vector's search. Null: none. Default: ignored
     //! (the detector itself checks between vectors).
     virtual void set_stop(const std::function<bool()>* stop) { (void)stop; }
+    //! Channel matrices the kernel preprocesses together (preprocess()); 1: none, each
+    //! detect() preprocesses its own matrix.
+    virtual int preprocess_group() const { return 1; }
+    /*!
+     * H[0..n), n <= preprocess_group(): the matrices of the detect() calls that follow,
+     * in their order, preprocessed together (the CPU PSD's sorted QRs in SIMD lanes).
+     * A hint: detect() recognises a matrix by its contents and gives the same results
+     * with or without it. Default: nothing.
+     */
+    virtual void preprocess(const MatC* const* H, int n)
+    {
+        (void)H;
+        (void)n;
+    }
 };
 
 //! Validates the algorithm-specific parts of cfg (throws std::invalid_argument) and

@@ -9,10 +9,12 @@
 // the worker pool.
 
 #include "detect/qr.h"
+#include "detect/qr_lanes.h"
 #include "qa_common.h"
 #include "util/worker_pool.h"
-#include <gtest/gtest.h>
 #include <atomic>
+#include <cstring>
+#include <gtest/gtest.h>
 #include <limits>
 #include <stdexcept>
 #include <thread>
@@ -121,6 +123,88 @@ TEST(qr, householder_sorted_and_fsd_order_are_valid)
         EXPECT_EQ(sorted, (std::vector<int>{ 0, 1, 2, 3 }));
         expect_valid_qr(H, core::qr_permuted(H, perm));
     }
+}
+
+TEST(qr, group_is_qr_sorted_real_bit_for_bit)
+{
+    // The SIMD-lane QR of up to 8 matrices against qr_sorted_real one at a time: Q, R
+    // and the permutation equal byte for byte, for random real models and for matrices
+    // with zero columns, equal columns, columns of equal norm (pivot ties), an all-zero
+    // matrix and magnitudes from 1e-150 to 1e150.
+    if (core::qr_sorted_group_lanes(8, 8) == 0)
+        GTEST_SKIP() << "no AVX2 or AVX-512 on this CPU";
+    std::mt19937_64 rng(5);
+    std::normal_distribution<double> g(0.0, 1.0);
+    const int sizes[][2] = { { 4, 4 }, { 8, 4 }, { 8, 8 }, { 16, 8 }, { 16, 16 } };
+    for (const int limit : { 8, 4 }) {
+        for (const auto& mn : sizes) {
+            const int m = mn[0], n = mn[1];
+            const int lanes = core::qr_sorted_group_lanes(m, n, limit);
+            if (lanes == 0)
+                continue; // AVX2 only: no 8 lanes
+            ASSERT_LE(lanes, limit);
+            for (int trial = 0; trial < 40; ++trial) {
+                const int count = 1 + trial % lanes;
+                std::vector<std::vector<double>> Q(count), R(count);
+                std::vector<std::vector<int>> perm(count);
+                double* q[8];
+                double* r[8];
+                int* p[8];
+                for (int i = 0; i < count; ++i) {
+                    Q[i].resize(static_cast<size_t>(m) * n);
+                    for (auto& x : Q[i])
+                        x = g(rng);
+                    const int kind = (trial + i) % 6;
+                    if (kind == 1) // a zero column
+                        std::fill_n(Q[i].begin() + (trial % n) * m, m, 0.0);
+                    if (kind == 2) // two equal columns
+                        std::copy_n(Q[i].begin(), m, Q[i].begin() + (n - 1) * m);
+                    if (kind == 3) // every column of norm 1 up to rounding: ties
+                        for (int c = 0; c < n; ++c)
+                            for (int e = 0; e < m; ++e)
+                                Q[i][c * m + e] = e == (c + trial) % m ? 1.0 : 0.0;
+                    if (kind == 4)
+                        std::fill(Q[i].begin(), Q[i].end(), 0.0);
+                    if (kind == 5)
+                        for (size_t x = 0; x < Q[i].size(); ++x)
+                            Q[i][x] *= x % 2 ? 1e-150 : 1e150;
+                    R[i].assign(static_cast<size_t>(n) * n, -1.0);
+                    perm[i].assign(n, -1);
+                    q[i] = Q[i].data();
+                    r[i] = R[i].data();
+                    p[i] = perm[i].data();
+                }
+                const auto H = Q;
+                core::qr_sorted_group(q, count, lanes, m, n, r, n, 1, p);
+                for (int i = 0; i < count; ++i) {
+                    std::vector<double> q1 = H[i], r1(static_cast<size_t>(n) * n),
+                                        norm2(n);
+                    std::vector<int> p1(n);
+                    core::qr_sorted_real(
+                        q1.data(), m, n, r1.data(), n, 1, p1.data(), norm2.data());
+                    const std::string what = std::to_string(m) + "x" + std::to_string(n) +
+                                             " lanes " + std::to_string(lanes) +
+                                             " trial " + std::to_string(trial) +
+                                             " matrix " + std::to_string(i);
+                    ASSERT_EQ(std::memcmp(q1.data(), Q[i].data(), q1.size() * 8), 0)
+                        << what;
+                    ASSERT_EQ(std::memcmp(r1.data(), R[i].data(), r1.size() * 8), 0)
+                        << what;
+                    ASSERT_EQ(p1, perm[i]) << what;
+                }
+            }
+        }
+    }
+    // What it does not take.
+    std::vector<double> buf(36 * 8);
+    double* q[1] = { buf.data() };
+    double* r[1] = { buf.data() + 36 };
+    int pm[6];
+    int* p[1] = { pm };
+    EXPECT_EQ(core::qr_sorted_group_lanes(6, 6), 0);
+    EXPECT_THROW(core::qr_sorted_group(q, 1, 4, 6, 6, r, 6, 1, p), std::invalid_argument);
+    EXPECT_THROW(core::qr_sorted_group(q, 0, 4, 4, 4, r, 4, 1, p), std::invalid_argument);
+    EXPECT_THROW(core::qr_sorted_group(q, 1, 3, 4, 4, r, 4, 1, p), std::invalid_argument);
 }
 
 TEST(qr, real_model_preserves_metric)

@@ -59,9 +59,11 @@
 #include "detect/psd/psd_se.h"
 #include "detect/psd/psd_se_cpu.h"
 #include "detect/qr.h"
+#include "detect/qr_lanes.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <vector>
@@ -92,7 +94,8 @@ public:
           d_has_deadline(d_budget.count() > 0),
           d_node_budget(psd_node_budget(cfg.psd_node_budget, cfg.n_tx, d_P)),
           d_start_rows(psd_start_rows(cfg.psd_start_rows, cfg.n_tx, d_P, false)),
-          d_radius(psd_radius(cfg.psd_radius, false))
+          d_radius(psd_radius(cfg.psd_radius, false)), d_n_rx(cfg.n_rx),
+          d_group(d_sorted_qr ? qr_sorted_group_lanes(2 * cfg.n_rx, d_N) : 0)
     {
         // A kernel used without begin_call (tests of the kernel alone) counts from here.
         begin_call(steady::now());
@@ -124,6 +127,40 @@ public:
         }
         d_base.assign(d_N, 0.0);
         d_digit.assign(d_N, 0);
+        d_prepared.resize(static_cast<size_t>(std::max(d_group, 0)));
+        for (auto& p : d_prepared) {
+            p.H.assign(static_cast<size_t>(cfg.n_rx) * cfg.n_tx, cd());
+            p.Qt.assign(static_cast<size_t>(d_N) * 2 * cfg.n_rx, 0.0);
+            p.R.assign(static_cast<size_t>(d_N) * d_N, 0.0);
+            p.perm.assign(d_N, 0);
+        }
+    }
+
+    int preprocess_group() const override { return d_group > 1 ? d_group : 1; }
+
+    void preprocess(const MatC* const* H, int n) override
+    {
+        d_n_prepared = 0;
+        if (d_group <= 1 || n < 1 || n > d_group)
+            return;
+        double* Q[8];
+        double* R[8];
+        int* perm[8];
+        for (int i = 0; i < n; ++i) {
+            const MatC& Hi = *H[i];
+            prepared_qr& p = d_prepared[i];
+            if (Hi.rows() != d_n_rx || Hi.cols() != d_nt)
+                return; // not this kernel's shape: left to detect()
+            std::copy(Hi.data(), Hi.data() + Hi.size(), p.H.begin());
+            real_model(Hi, p.Qt.data()); // Q^T row-major is Q column-major
+            Q[i] = p.Qt.data();
+            R[i] = p.R.data();
+            perm[i] = p.perm.data();
+            p.ready = true;
+        }
+        qr_sorted_group(Q, n, d_group, 2 * d_n_rx, d_N, R, d_N, 1, perm);
+        d_n_prepared = n;
+        d_current = -1;
     }
 
     void detect(const MatC& H,
@@ -138,7 +175,9 @@ public:
         const int n_real_rx = 2 * nr;
         // Once per matrix: QR of the real model, amortised over the n_sym vectors.
         d_Qt.resize(static_cast<size_t>(d_N) * n_real_rx);
-        if (d_sorted_qr) {
+        if (d_sorted_qr && take_prepared(H)) {
+            // d_Qt, d_R and d_perm hold this matrix's QR from preprocess().
+        } else if (d_sorted_qr) {
             // Q^T row-major is Q column-major: the sorted QR runs in place on H_r in
             // d_Qt and writes R row-major into d_R, with no allocation per matrix.
             real_model(H, d_Qt.data());
@@ -241,6 +280,44 @@ private:
         st.evaluated += static_cast<uint32_t>(d_N);
         st.truncated = 1;
     }
+
+    //! Whether preprocess() has prepared H: then its QR is moved into d_Qt, d_R and
+    //! d_perm (a swap of buffers), unless it is there already (a later piece of the
+    //! same matrix). Matched by contents, so a stale entry is never taken for another
+    //! matrix.
+    bool take_prepared(const MatC& H)
+    {
+        const size_t bytes = static_cast<size_t>(H.size()) * sizeof(cd);
+        for (int i = std::max(d_current, 0); i < d_n_prepared; ++i) {
+            prepared_qr& p = d_prepared[i];
+            if (p.H.size() * sizeof(cd) != bytes ||
+                std::memcmp(p.H.data(), H.data(), bytes) != 0)
+                continue;
+            if (i == d_current)
+                return true;
+            if (!p.ready || p.Qt.size() != d_Qt.size())
+                break; // swapped out before: computed afresh
+            std::swap(p.Qt, d_Qt);
+            std::swap(p.R, d_R);
+            std::swap(p.perm, d_perm);
+            p.ready = false; // its buffers now hold the previous matrix's
+            d_current = i;
+            return true;
+        }
+        // Not prepared: detect() computes its QR into d_Qt, d_R and d_perm, so the entry
+        // that was there is gone; the other prepared ones stay.
+        d_current = -1;
+        return false;
+    }
+
+    //! A matrix's sorted QR from preprocess().
+    struct prepared_qr {
+        std::vector<cd> H;      //!< the matrix, column-major (Eigen's storage)
+        std::vector<double> Qt; //!< as d_Qt
+        std::vector<double> R;  //!< as d_R
+        std::vector<int> perm;  //!< as d_perm
+        bool ready = false;     //!< holds H's QR (false once swapped into d_Qt...)
+    };
 
     struct ranked {
         double metric;
@@ -576,6 +653,13 @@ private:
     const int d_start_rows;       //!< psd_se_start_bound's rows (depth-first search)
     //! psd_radius resolved: the depth-first search's starting radius over n_rx noise_var
     const double d_radius;
+    const int d_n_rx;
+    //! qr_sorted_group's lanes for this shape on this CPU (0: none; preprocess() then
+    //! does nothing)
+    const int d_group;
+    std::vector<prepared_qr> d_prepared;
+    int d_n_prepared = 0; //!< entries of d_prepared from the last preprocess()
+    int d_current = -1;   //!< the entry whose QR is in d_Qt, d_R, d_perm
     const std::function<bool()>* d_stop = nullptr;
     uint64_t d_work_done = 0;  //!< path metrics of the finished vectors of this call
     uint64_t d_next_check = 0; //!< read the clock when the call's metrics reach this
