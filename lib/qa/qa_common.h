@@ -17,6 +17,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <gnuradio/mimodet/constellation.h>
 #include <gnuradio/mimodet/detector.h>
 #include <gnuradio/mimodet/rayleigh.h>
@@ -273,6 +274,34 @@ inline void expect_segmented_equals_per_segment(gr::mimodet::detector& seg,
     EXPECT_EQ(stat_diff, 0u) << what << ": stats";
     EXPECT_EQ(llr_diff, 0u) << what << ": LLRs";
 }
+
+//! Sets a tuning switch (docs/TUNING.md), read when a detector is made, for one scope.
+class env_override
+{
+public:
+    env_override(const char* name, const char* value) : d_name(name)
+    {
+        const char* old = std::getenv(d_name);
+        d_had = old != nullptr;
+        if (d_had)
+            d_old = old;
+        ::setenv(d_name, value, 1);
+    }
+    ~env_override()
+    {
+        if (d_had)
+            ::setenv(d_name, d_old.c_str(), 1);
+        else
+            ::unsetenv(d_name);
+    }
+    env_override(const env_override&) = delete;
+    env_override& operator=(const env_override&) = delete;
+
+private:
+    const char* d_name;
+    bool d_had = false;
+    std::string d_old;
+};
 
 } // namespace qa
 

@@ -206,34 +206,6 @@ inline void make_singular_channels(batch& b)
     }
 }
 
-//! Sets a tuning switch (docs/TUNING.md), read when a detector is made, for one scope.
-class env_override
-{
-public:
-    env_override(const char* name, const char* value) : d_name(name)
-    {
-        const char* old = std::getenv(d_name);
-        d_had = old != nullptr;
-        if (d_had)
-            d_old = old;
-        ::setenv(d_name, value, 1);
-    }
-    ~env_override()
-    {
-        if (d_had)
-            ::setenv(d_name, d_old.c_str(), 1);
-        else
-            ::unsetenv(d_name);
-    }
-    env_override(const env_override&) = delete;
-    env_override& operator=(const env_override&) = delete;
-
-private:
-    const char* d_name;
-    bool d_had = false;
-    std::string d_old;
-};
-
 } // namespace qa
 
 #endif /* INCLUDED_MIMODET_QA_GPU_COMMON_H */

@@ -12,6 +12,7 @@
 #include "detect/psd/psd_params.h"
 #include "detect/psd/psd_se.h"
 #include "detect/psd/psd_se_cpu.h"
+#include "detect/qr_lanes.h"
 #include "qa_common.h"
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -970,90 +971,105 @@ TEST(psd, preprocessed_groups_give_the_same_results)
     // preprocess() (the sorted QRs of a group in SIMD lanes, where the CPU has them) is a
     // hint: bits and counters equal a kernel's without it, for matrices detected in
     // pieces, out of order, again after others, or not in the group at all, and for the
-    // generic Algorithm 3 with the sorted QR. Rank-deficient channels included.
-    for (const int n_rx : { 2, 4 })
-        for (const int n_tx : { 2, 4 }) {
-            if (n_tx > n_rx)
-                continue;
-            for (auto mod : { modulation::qpsk, modulation::qam16, modulation::qam64 })
-                for (const bool generic : { false, true }) {
-                    SCOPED_TRACE(std::to_string(n_rx) + "x" + std::to_string(n_tx) + " " +
-                                 to_string(mod) + (generic ? " generic" : ""));
-                    auto b = qa::make_batch(n_tx, n_rx, mod, 40, 4, 0, 30, 61);
-                    qa::make_rank_deficient(b, 6);
-                    detector_config cfg = psd_config(core::psd_cpu_tuned(n_tx), true);
-                    cfg.n_tx = n_tx;
-                    cfg.n_rx = n_rx;
-                    cfg.mod = mod;
-                    auto plain = core::make_psd_kernel(cfg, generic);
-                    auto grouped = core::make_psd_kernel(cfg, generic);
-                    const int group = grouped->preprocess_group();
-                    ASSERT_GE(group, 1);
-                    ASSERT_LE(group, 8);
-                    std::vector<core::MatC> H(b.n_mat, core::MatC(n_rx, n_tx));
-                    for (int m = 0; m < b.n_mat; ++m)
-                        for (int r = 0; r < n_rx; ++r)
-                            for (int c = 0; c < n_tx; ++c)
-                                H[m](r, c) = core::cd(
-                                    b.H[(static_cast<size_t>(m) * n_rx + r) * n_tx + c]);
-                    const int nb = n_tx * static_cast<int>(mod);
-                    const auto detect = [&](core::cpu_kernel& k,
-                                            int m,
-                                            int s0,
-                                            int ns,
-                                            uint8_t* bits,
-                                            vector_stats* st) {
-                        std::vector<core::cd> y(static_cast<size_t>(ns) * n_rx);
-                        for (size_t i = 0; i < y.size(); ++i)
-                            y[i] = core::cd(
-                                b.y[(static_cast<size_t>(m) * b.n_sym + s0) * n_rx + i]);
-                        k.detect(H[m], y.data(), ns, b.noise_var[m], bits, nullptr, st);
-                    };
-                    const auto expect_same = [&](int m, int s0, int ns) {
-                        std::vector<uint8_t> bp(static_cast<size_t>(ns) * nb),
-                            bg(bp.size());
-                        std::vector<vector_stats> sp(ns), sg(ns);
-                        detect(*plain, m, s0, ns, bp.data(), sp.data());
-                        detect(*grouped, m, s0, ns, bg.data(), sg.data());
-                        ASSERT_EQ(bp, bg) << "matrix " << m;
-                        for (int i = 0; i < ns; ++i) {
-                            ASSERT_EQ(sp[i].expanded, sg[i].expanded) << "matrix " << m;
-                            ASSERT_EQ(sp[i].evaluated, sg[i].evaluated) << "matrix " << m;
-                            ASSERT_EQ(sp[i].truncated, sg[i].truncated) << "matrix " << m;
-                        }
-                    };
-                    std::vector<const core::MatC*> hp(b.n_mat);
-                    for (int m = 0; m < b.n_mat; ++m)
-                        hp[m] = &H[m];
-                    for (int m0 = 0; m0 < b.n_mat; m0 += group) {
-                        const int n = std::min(group, b.n_mat - m0);
-                        grouped->preprocess(hp.data() + m0, n);
-                        const int kind = (m0 / group) % 4;
-                        if (kind == 0) { // in order, each matrix in two pieces
-                            for (int m = m0; m < m0 + n; ++m) {
-                                expect_same(m, 0, 1);
-                                expect_same(m, 1, b.n_sym - 1);
+    // generic Algorithm 3 with the sorted QR. Rank-deficient channels included. Each
+    // lane count this CPU has (MIMODET_CPU_QR_LANES: AVX-512's 8, AVX2's 4, none).
+    for (const char* lanes : { "8", "4", "1" })
+        for (const int n_rx : { 2, 4 })
+            for (const int n_tx : { 2, 4 }) {
+                if (n_tx > n_rx)
+                    continue;
+                for (auto mod :
+                     { modulation::qpsk, modulation::qam16, modulation::qam64 })
+                    for (const bool generic : { false, true }) {
+                        SCOPED_TRACE(std::to_string(n_rx) + "x" + std::to_string(n_tx) +
+                                     " " + to_string(mod) + (generic ? " generic" : "") +
+                                     " lanes " + lanes);
+                        const qa::env_override lane_limit("MIMODET_CPU_QR_LANES", lanes);
+                        auto b = qa::make_batch(n_tx, n_rx, mod, 40, 4, 0, 30, 61);
+                        qa::make_rank_deficient(b, 6);
+                        detector_config cfg = psd_config(core::psd_cpu_tuned(n_tx), true);
+                        cfg.n_tx = n_tx;
+                        cfg.n_rx = n_rx;
+                        cfg.mod = mod;
+                        auto plain = core::make_psd_kernel(cfg, generic);
+                        auto grouped = core::make_psd_kernel(cfg, generic);
+                        const int group = grouped->preprocess_group();
+                        ASSERT_GE(group, 1);
+                        ASSERT_LE(group, std::atoi(lanes));
+                        // Where the CPU has the lanes, the group has them.
+                        if (core::qr_sorted_group_lanes(
+                                2 * n_rx, 2 * n_tx, std::atoi(lanes)) > 1)
+                            ASSERT_EQ(group, std::atoi(lanes));
+                        std::vector<core::MatC> H(b.n_mat, core::MatC(n_rx, n_tx));
+                        for (int m = 0; m < b.n_mat; ++m)
+                            for (int r = 0; r < n_rx; ++r)
+                                for (int c = 0; c < n_tx; ++c)
+                                    H[m](r, c) = core::cd(
+                                        b.H[(static_cast<size_t>(m) * n_rx + r) * n_tx +
+                                            c]);
+                        const int nb = n_tx * static_cast<int>(mod);
+                        const auto detect = [&](core::cpu_kernel& k,
+                                                int m,
+                                                int s0,
+                                                int ns,
+                                                uint8_t* bits,
+                                                vector_stats* st) {
+                            std::vector<core::cd> y(static_cast<size_t>(ns) * n_rx);
+                            for (size_t i = 0; i < y.size(); ++i)
+                                y[i] = core::cd(
+                                    b.y[(static_cast<size_t>(m) * b.n_sym + s0) * n_rx +
+                                        i]);
+                            k.detect(
+                                H[m], y.data(), ns, b.noise_var[m], bits, nullptr, st);
+                        };
+                        const auto expect_same = [&](int m, int s0, int ns) {
+                            std::vector<uint8_t> bp(static_cast<size_t>(ns) * nb),
+                                bg(bp.size());
+                            std::vector<vector_stats> sp(ns), sg(ns);
+                            detect(*plain, m, s0, ns, bp.data(), sp.data());
+                            detect(*grouped, m, s0, ns, bg.data(), sg.data());
+                            ASSERT_EQ(bp, bg) << "matrix " << m;
+                            for (int i = 0; i < ns; ++i) {
+                                ASSERT_EQ(sp[i].expanded, sg[i].expanded)
+                                    << "matrix " << m;
+                                ASSERT_EQ(sp[i].evaluated, sg[i].evaluated)
+                                    << "matrix " << m;
+                                ASSERT_EQ(sp[i].truncated, sg[i].truncated)
+                                    << "matrix " << m;
                             }
-                        } else if (kind == 1) { // backwards, each twice
-                            for (int m = m0 + n - 1; m >= m0; --m) {
-                                expect_same(m, 0, b.n_sym);
-                                expect_same(m, 0, b.n_sym);
+                        };
+                        std::vector<const core::MatC*> hp(b.n_mat);
+                        for (int m = 0; m < b.n_mat; ++m)
+                            hp[m] = &H[m];
+                        for (int m0 = 0; m0 < b.n_mat; m0 += group) {
+                            const int n = std::min(group, b.n_mat - m0);
+                            grouped->preprocess(hp.data() + m0, n);
+                            const int kind = (m0 / group) % 4;
+                            if (kind == 0) { // in order, each matrix in two pieces
+                                for (int m = m0; m < m0 + n; ++m) {
+                                    expect_same(m, 0, 1);
+                                    expect_same(m, 1, b.n_sym - 1);
+                                }
+                            } else if (kind == 1) { // backwards, each twice
+                                for (int m = m0 + n - 1; m >= m0; --m) {
+                                    expect_same(m, 0, b.n_sym);
+                                    expect_same(m, 0, b.n_sym);
+                                }
+                            } else if (kind == 2) { // a matrix of no group first
+                                expect_same((m0 + group) % b.n_mat, 0, b.n_sym);
+                                for (int m = m0; m < m0 + n; ++m)
+                                    expect_same(m, 0, b.n_sym);
+                            } else { // every other one, then pairs as b, none, a, b, a
+                                for (int m = m0; m < m0 + n; m += 2)
+                                    expect_same(m, 0, b.n_sym);
+                                const int outside = (m0 + group) % b.n_mat;
+                                for (int m = m0 + 1; m + 1 < m0 + n; m += 2)
+                                    for (int i : { 1, -1, 0, 1, 0 })
+                                        expect_same(i < 0 ? outside : m + i, 0, b.n_sym);
                             }
-                        } else if (kind == 2) { // a matrix of no group first
-                            expect_same((m0 + group) % b.n_mat, 0, b.n_sym);
-                            for (int m = m0; m < m0 + n; ++m)
-                                expect_same(m, 0, b.n_sym);
-                        } else { // every other one, then pairs as b, none, a, b, a
-                            for (int m = m0; m < m0 + n; m += 2)
-                                expect_same(m, 0, b.n_sym);
-                            const int outside = (m0 + group) % b.n_mat;
-                            for (int m = m0 + 1; m + 1 < m0 + n; m += 2)
-                                for (int i : { 1, -1, 0, 1, 0 })
-                                    expect_same(i < 0 ? outside : m + i, 0, b.n_sym);
                         }
                     }
-                }
-        }
+            }
 }
 
 TEST(psd, three_antennas_use_the_documented_default)

@@ -84,6 +84,7 @@ TEST(tuning, integer_switches_default_take_and_refuse)
         { "MIMODET_PSD_SE_SHARED_ROWS", tuning::psd_se_shared_rows, -1, 0, 1 },
         { "MIMODET_PSD_SE_CHUNK", tuning::psd_se_chunk, 0, 4096, 1 << 20 },
         { "MIMODET_FSD_THREADS", tuning::fsd_threads, 0, 1, 256 },
+        { "MIMODET_CPU_QR_LANES", tuning::cpu_qr_lanes, 0, 1, 8 },
     };
     for (const auto& s : all) {
         SCOPED_TRACE(s.name);
@@ -152,6 +153,21 @@ TEST(tuning, fsd_threads_is_a_power_of_two)
     }
 }
 
+TEST(tuning, cpu_qr_lanes_is_1_4_or_8)
+{
+    for (int v : { 1, 4, 8 }) {
+        scoped_env e("MIMODET_CPU_QR_LANES", std::to_string(v).c_str());
+        EXPECT_EQ(tuning::cpu_qr_lanes(), v);
+    }
+    for (const char* v : { "2", "3", "7" }) {
+        scoped_env e("MIMODET_CPU_QR_LANES", v);
+        EXPECT_NE(refusal(tuning::cpu_qr_lanes)
+                      .find(std::string("MIMODET_CPU_QR_LANES='") + v + "'"),
+                  std::string::npos)
+            << v;
+    }
+}
+
 TEST(tuning, call_timeline_only_where_switched_on)
 {
     {
@@ -196,7 +212,8 @@ TEST(tuning, table_names_every_switch_once)
                            "MIMODET_PSD_SE_COOPERATIVE",
                            "MIMODET_PSD_SE_SHARED_ROWS",
                            "MIMODET_PSD_SE_CHUNK",
-                           "MIMODET_FSD_THREADS" })
+                           "MIMODET_FSD_THREADS",
+                           "MIMODET_CPU_QR_LANES" })
         EXPECT_EQ(names.count(n), 1u) << n;
     // A name outside the table is a programming error, not a user's.
     EXPECT_THROW(tuning::integer("MIMODET_NOT_A_SWITCH", 0, 1, 0), std::logic_error);

@@ -73,6 +73,11 @@ const std::vector<switch_info>& switches()
           "spin|block",
           "spin",
           "block: host threads sleep while the GPU works" },
+        { "MIMODET_CPU_QR_LANES",
+          "1|4|8",
+          "as many as the CPU takes: 8 with AVX-512, 4 with AVX2",
+          "most channel matrices whose sorted QRs the CPU psd computes at once, one per "
+          "SIMD lane; 1: one at a time" },
         { "MIMODET_FSD_THREADS",
           "1|2|4|..|256",
           "about n_tx M^T / 16, from 1 to 4",
@@ -165,6 +170,14 @@ int psd_se_drain() { return integer("MIMODET_PSD_SE_DRAIN", 1, 65536, 0); }
 int psd_se_cooperative() { return integer("MIMODET_PSD_SE_COOPERATIVE", 0, 1, -1); }
 int psd_se_shared_rows() { return integer("MIMODET_PSD_SE_SHARED_ROWS", 0, 1, -1); }
 int psd_se_chunk() { return integer("MIMODET_PSD_SE_CHUNK", 4096, 1 << 20, 0); }
+
+int cpu_qr_lanes()
+{
+    const int n = integer("MIMODET_CPU_QR_LANES", 1, 8, 0);
+    if (n != 0 && n != 1 && n != 4 && n != 8)
+        bad("MIMODET_CPU_QR_LANES", read("MIMODET_CPU_QR_LANES"), "1, 4 or 8");
+    return n;
+}
 
 int fsd_threads()
 {

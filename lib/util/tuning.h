@@ -99,6 +99,11 @@ MIMODET_API int psd_se_shared_rows();
 //! made.
 MIMODET_API int psd_se_chunk();
 
+//! MIMODET_CPU_QR_LANES=1|4|8: most channel matrices whose sorted QRs the CPU psd
+//! computes at once, one per SIMD lane (qr_lanes.h); 1: one at a time. 0 (unset): as
+//! many as the CPU takes (8 with AVX-512, 4 with AVX2). Read when a detector is made.
+MIMODET_API int cpu_qr_lanes();
+
 //! MIMODET_FSD_THREADS=1..256, a power of two: threads per received vector of the CUDA
 //! FSD's detection kernel (at most M^T of them), each walking M^T / threads branches.
 //! 0 (unset): the detector's choice. Read when a detector is made.

@@ -60,6 +60,7 @@
 #include "detect/psd/psd_se_cpu.h"
 #include "detect/qr.h"
 #include "detect/qr_lanes.h"
+#include "util/tuning.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -81,6 +82,13 @@ constexpr double k_inf = std::numeric_limits<double>::infinity();
 constexpr uint64_t k_check_evals = 512;
 using steady = std::chrono::steady_clock;
 
+//! qr_sorted_group's lanes for m x n real models, at most MIMODET_CPU_QR_LANES.
+int qr_group_lanes(int m, int n)
+{
+    const int limit = tuning::cpu_qr_lanes();
+    return qr_sorted_group_lanes(m, n, limit > 0 ? limit : 8);
+}
+
 class psd_kernel : public cpu_kernel
 {
 public:
@@ -95,7 +103,7 @@ public:
           d_node_budget(psd_node_budget(cfg.psd_node_budget, cfg.n_tx, d_P)),
           d_start_rows(psd_start_rows(cfg.psd_start_rows, cfg.n_tx, d_P, false)),
           d_radius(psd_radius(cfg.psd_radius, false)), d_n_rx(cfg.n_rx),
-          d_group(d_sorted_qr ? qr_sorted_group_lanes(2 * cfg.n_rx, d_N) : 0)
+          d_group(d_sorted_qr ? qr_group_lanes(2 * cfg.n_rx, d_N) : 0)
     {
         // A kernel used without begin_call (tests of the kernel alone) counts from here.
         begin_call(steady::now());
