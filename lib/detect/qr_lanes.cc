@@ -115,14 +115,15 @@ int cpu_lanes()
     return 0;
 }
 
-} // namespace
-#endif
-
+//! The sizes sorted_qr_group_sized has instances for.
 bool qr_sorted_group_size(int m, int n)
 {
     return (m == 4 && n == 4) || (m == 8 && (n == 4 || n == 8)) ||
            (m == 16 && (n == 8 || n == 16));
 }
+
+} // namespace
+#endif
 
 int qr_sorted_group_lanes(int m, int n, int limit)
 {
