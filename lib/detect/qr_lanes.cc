@@ -23,6 +23,10 @@ namespace mimodet {
 namespace core {
 
 #ifdef MIMODET_QR_LANES_X86
+// The m x n real models with instances: those of 2x2, 4x2, 4x4, 8x4 and 8x8 channels.
+#define MIMODET_QR_GROUP_SIZES(SIZE) \
+    SIZE(4, 4) SIZE(8, 4) SIZE(8, 8) SIZE(16, 8) SIZE(16, 16)
+
 namespace {
 
 namespace avx2 {
@@ -115,11 +119,15 @@ int cpu_lanes()
     return 0;
 }
 
-//! The sizes sorted_qr_group_sized has instances for.
+//! Whether sorted_qr_group_sized has an instance for m x n.
 bool qr_sorted_group_size(int m, int n)
 {
-    return (m == 4 && n == 4) || (m == 8 && (n == 4 || n == 8)) ||
-           (m == 16 && (n == 8 || n == 16));
+#define MIMODET_QR_GROUP_SIZE(MM, NN) \
+    if (m == MM && n == NN)           \
+        return true;
+    MIMODET_QR_GROUP_SIZES(MIMODET_QR_GROUP_SIZE)
+#undef MIMODET_QR_GROUP_SIZE
+    return false;
 }
 
 } // namespace

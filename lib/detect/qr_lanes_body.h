@@ -6,12 +6,13 @@
  */
 
 // The body of qr_sorted_group (qr_lanes.cc), included once per instruction set with
-// V, the vector operations of that set, and MIMODET_LANES_TARGET, its target attribute,
-// defined. Lane l of every register belongs to matrix l, and each lane runs exactly the
-// operations of qr.cc's sorted_qr_loops in the same order (every sum a sequential loop,
-// correctly rounded sqrt and division, no fused multiply-add), so its Q, R and
-// permutation equal qr_sorted_real's bit for bit. Only the pivot differs in form: each
-// lane picks its own column, and the column swap is a blend.
+// V, the vector operations of that set, MIMODET_LANES_TARGET, its target attribute, and
+// MIMODET_QR_GROUP_SIZES, the sizes to instantiate, defined. Lane l of every register
+// belongs to matrix l, and each lane runs exactly the operations of qr.cc's
+// sorted_qr_loops in the same order (every sum a sequential loop, correctly rounded sqrt
+// and division, no fused multiply-add), so its Q, R and permutation equal
+// qr_sorted_real's bit for bit. Only the pivot differs in form: each lane picks its own
+// column, and the column swap is a blend.
 //
 // Q: M x N registers, column-major (Q[k * M + e] is row e of column k); on entry H.
 // R: N x N registers, row-major. P: N registers, the permutation as doubles.
@@ -128,11 +129,7 @@ MIMODET_LANES_TARGET bool sorted_qr_group_sized(double* const* Q,
         sorted_qr_group<MM, NN>(Q, count, R, r_row, r_col, perm); \
         return true;                                              \
     }
-    MIMODET_QR_GROUP_SIZE(4, 4)
-    MIMODET_QR_GROUP_SIZE(8, 4)
-    MIMODET_QR_GROUP_SIZE(8, 8)
-    MIMODET_QR_GROUP_SIZE(16, 8)
-    MIMODET_QR_GROUP_SIZE(16, 16)
+    MIMODET_QR_GROUP_SIZES(MIMODET_QR_GROUP_SIZE)
 #undef MIMODET_QR_GROUP_SIZE
     return false;
 }
