@@ -258,35 +258,56 @@ MIMODET_HD_INLINE void qr_plain_one(
 #ifdef __CUDACC__
 // ------------------------------------------------------------- lane-parallel QRs
 //
-// The QRs above with one lane per column: NT lanes of a block work on one matrix, its
-// columns in shared memory q[NT][NR] (one group's slice), and every lane of the block
-// reaches the same barriers (__syncthreads), so the caller runs them unconditionally.
-// Lane c enters with column c of the input in v and leaves with column c of Q in v and
-// in q[c], column c of R in Rc (Rc[j] = R(j,c), zeros below the diagonal). Every value is
-// computed by the same expression, in the same order, as in the one-thread versions, so
-// the results are theirs bit for bit; what changes is who computes what: step i finishes
-// column i, then every later column takes its update from column i at once instead of
-// one after another.
+// The QRs above with one lane per column: a group of NT consecutive lanes of a warp works
+// on one matrix and exchanges columns by shuffles within the group, so every lane of the
+// warp must call (lanes past the last matrix work on zeros). Lane c enters with column c
+// of the input in v and leaves with column c of Q in v, column c of R in Rc (Rc[j] =
+// R(j,c), zeros below the diagonal). Every value is computed by the same expression, in
+// the same order, as in the one-thread versions, so the results are theirs bit for bit;
+// what changes is who computes what: step i finishes column i, then every later column
+// takes its update from column i at once instead of one after another. Shuffles rather
+// than shared memory: there the lanes of a warp read their groups' columns with bank
+// conflicts (74 % of the wavefronts in excess at 4x4, Nsight Compute), and every step
+// would wait on the whole block's barriers.
 
 //! Threads per block of the lane-parallel preprocessing kernels (n_tx lanes per matrix):
 //! a few thousand matrices spread over every SM.
 constexpr int k_prep_lane_threads = 64;
+static_assert(k_prep_lane_threads % 32 == 0, "whole warps: a lane group never spans two");
+
+//! x of lane src of the caller's group of W lanes (every lane of the warp takes part).
+template <int W>
+__device__ __forceinline__ double lanes_shfl(double x, int src)
+{
+    return __shfl_sync(0xffffffffu, x, src, W);
+}
+template <int W>
+__device__ __forceinline__ double2 lanes_shfl(double2 x, int src)
+{
+    return make_double2(lanes_shfl<W>(x.x, src), lanes_shfl<W>(x.y, src));
+}
 
 //! qr_cgs2 of the columns in their order (in_order = 0, 1, ...).
 template <int NT, int NR>
-__device__ __forceinline__ void
-qr_cgs2_lanes(double2 (*q)[NR], int c, double2 (&v)[NR], double2 (&Rc)[NT])
+__device__ __forceinline__ void qr_cgs2_lanes(int c, double2 (&v)[NR], double2 (&Rc)[NT])
 {
     MIMODET_UNROLL
     for (int j = 0; j < NT; ++j)
         Rc[j] = make_double2(0.0, 0.0);
     MIMODET_UNROLL
     for (int i = 0; i < NT; ++i) {
-        if (c == i) {
-            // The second pass over the finished columns (the first ran at their steps).
+        // The second pass over the finished columns (the first ran at their steps); lane
+        // j holds column j of Q.
+        MIMODET_UNROLL
+        for (int j = 0; j < i; ++j) {
+            double2 qj[NR];
             MIMODET_UNROLL
-            for (int j = 0; j < i; ++j)
-                qr_gs_update<NR>(q[j], v, NR, Rc[j]);
+            for (int r = 0; r < NR; ++r)
+                qj[r] = lanes_shfl<NT>(v[r], j);
+            if (c == i)
+                qr_gs_update<NR>(qj, v, NR, Rc[j]);
+        }
+        if (c == i) {
             double nrm2 = 0.0;
             MIMODET_UNROLL
             for (int r = 0; r < NR; ++r)
@@ -296,32 +317,26 @@ qr_cgs2_lanes(double2 (*q)[NR], int c, double2 (&v)[NR], double2 (&Rc)[NT])
             // Rank-deficient: R(i,i) = 0 and the column carries nothing.
             const double inv = nrm > 0.0 ? 1.0 / nrm : 0.0;
             MIMODET_UNROLL
-            for (int r = 0; r < NR; ++r) {
+            for (int r = 0; r < NR; ++r)
                 v[r] = cscale(v[r], inv);
-                q[i][r] = v[r];
-            }
         }
-        __syncthreads();
+        double2 qi[NR];
+        MIMODET_UNROLL
+        for (int r = 0; r < NR; ++r)
+            qi[r] = lanes_shfl<NT>(v[r], i);
         if (c > i) // the first pass against column i
-            qr_gs_update<NR>(q[i], v, NR, Rc[i]);
+            qr_gs_update<NR>(qi, v, NR, Rc[i]);
     }
 }
 
 /*!
  * qr_sorted_one: at step i the remaining column of least residual norm (the first on
- * ties) moves to position i, by an exchange of the two lanes' state through shared
- * memory (norm2[NT], perm[NT]: the group's scratch). p is lane c's permutation entry
- * (p[c] on return).
+ * ties) moves to position i, by an exchange of the two lanes' state. p is lane c's
+ * permutation entry (p[c] on return).
  */
 template <int NT, int NR>
-__device__ __forceinline__ void qr_sorted_lanes(double2 (*q)[NR],
-                                                double2 (*r_cols)[NT],
-                                                double* norm2,
-                                                int* perm,
-                                                int c,
-                                                double2 (&v)[NR],
-                                                double2 (&Rc)[NT],
-                                                int& p)
+__device__ __forceinline__ void
+qr_sorted_lanes(int c, double2 (&v)[NR], double2 (&Rc)[NT], int& p)
 {
     p = c;
     MIMODET_UNROLL
@@ -333,58 +348,58 @@ __device__ __forceinline__ void qr_sorted_lanes(double2 (*q)[NR],
         n2 += cnorm(v[r]);
     MIMODET_UNROLL
     for (int i = 0; i < NT; ++i) {
-        // Publish every lane's state; the pivot is the same scan in every lane.
-        norm2[c] = n2;
-        perm[c] = p;
-        MIMODET_UNROLL
-        for (int r = 0; r < NR; ++r)
-            q[c][r] = v[r];
-        MIMODET_UNROLL
-        for (int j = 0; j < NT; ++j)
-            r_cols[c][j] = Rc[j];
-        __syncthreads();
+        // The pivot: the same scan in every lane.
         int k = i;
+        double nk = lanes_shfl<NT>(n2, i);
         MIMODET_UNROLL
-        for (int l = i + 1; l < NT; ++l)
-            if (norm2[l] < norm2[k])
+        for (int l = i + 1; l < NT; ++l) {
+            const double nl = lanes_shfl<NT>(n2, l);
+            if (nl < nk) {
+                nk = nl;
                 k = l;
-        // Columns i and k swap (Q's column, R's whole column, norm, permutation).
-        const int src = c == i ? k : (c == k ? i : c);
-        n2 = norm2[src];
-        p = perm[src];
-        MIMODET_UNROLL
-        for (int r = 0; r < NR; ++r)
-            v[r] = q[src][r];
-        MIMODET_UNROLL
-        for (int j = 0; j < NT; ++j)
-            Rc[j] = r_cols[src][j];
-        __syncthreads();
-        if (c == i) {
-            const double nrm = sqrt(n2 > 0.0 ? n2 : 0.0);
-            Rc[i] = make_double2(nrm, 0.0);
-            MIMODET_UNROLL
-            for (int r = 0; r < NR; ++r) {
-                v[r] = nrm > 0.0 ? make_double2(v[r].x / nrm, v[r].y / nrm)
-                                 : make_double2(0.0, 0.0);
-                q[i][r] = v[r];
             }
         }
-        __syncthreads();
-        if (c > i)
-            n2 = qr_sorted_update<NR>(q[i], v, NR, Rc[i]);
-        __syncthreads(); // q is written again at the next step
+        // Columns i and k swap (Q's column, R's column, norm, permutation); R's rows i..
+        // are still zero in every lane.
+        if (__any_sync(0xffffffffu, k != i)) {
+            const int src = c == i ? k : (c == k ? i : c);
+            n2 = lanes_shfl<NT>(n2, src);
+            p = __shfl_sync(0xffffffffu, p, src, NT);
+            MIMODET_UNROLL
+            for (int r = 0; r < NR; ++r)
+                v[r] = lanes_shfl<NT>(v[r], src);
+            MIMODET_UNROLL
+            for (int j = 0; j < i; ++j)
+                Rc[j] = lanes_shfl<NT>(Rc[j], src);
+        }
+        // Column i normalised, in every lane from lane i's values.
+        const double ni = lanes_shfl<NT>(n2, i);
+        const double nrm = sqrt(ni > 0.0 ? ni : 0.0);
+        double2 qi[NR];
+        MIMODET_UNROLL
+        for (int r = 0; r < NR; ++r) {
+            const double2 x = lanes_shfl<NT>(v[r], i);
+            qi[r] =
+                nrm > 0.0 ? make_double2(x.x / nrm, x.y / nrm) : make_double2(0.0, 0.0);
+        }
+        if (c == i) {
+            Rc[i] = make_double2(nrm, 0.0);
+            MIMODET_UNROLL
+            for (int r = 0; r < NR; ++r)
+                v[r] = qi[r];
+        } else if (c > i) {
+            n2 = qr_sorted_update<NR>(qi, v, NR, Rc[i]);
+        }
     }
 }
 
 /*!
  * Lane c's outputs in qr_store's layout (column c of Q and of R, perm[c] = p) for matrix
- * m, where live. Returns max |R(i,j)| over the matrix (fmax: the order does not matter),
- * through col_max (the group's NT scratch doubles, free since the last barrier), and
- * R(c,c) in diag: what 1/R(k,k) (sic_inverse) needs.
+ * m, where live. Returns max |R(i,j)| over the matrix (fmax: the order does not matter)
+ * and R(c,c) in diag: what 1/R(k,k) (sic_inverse) needs.
  */
 template <int NT, int NR>
-__device__ __forceinline__ double qr_lanes_store(double* col_max,
-                                                 int c,
+__device__ __forceinline__ double qr_lanes_store(int c,
                                                  const double2 (&v)[NR],
                                                  const double2 (&Rc)[NT],
                                                  int p,
@@ -402,12 +417,10 @@ __device__ __forceinline__ double qr_lanes_store(double* col_max,
         mx = fmax(mx, hypot(Rc[j].x, Rc[j].y));
         diag = j == c ? Rc[j].x : diag; // constant indices: Rc stays in registers
     }
-    col_max[c] = mx;
-    __syncthreads();
     double scale = 0.0;
     MIMODET_UNROLL
     for (int a = 0; a < NT; ++a)
-        scale = fmax(scale, col_max[a]);
+        scale = fmax(scale, lanes_shfl<NT>(mx, a));
     if (live) {
         MIMODET_UNROLL
         for (int r = 0; r < NR; ++r)

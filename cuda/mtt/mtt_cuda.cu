@@ -130,16 +130,11 @@ __global__ void __launch_bounds__(k_prep_lane_threads)
                                 unsigned char* __restrict__ perm)
 {
     static_assert(NT == 2 || NT == 4, "lane groups of 2 or 4 lanes");
-    constexpr int k_mats = k_prep_lane_threads / NT; // matrices per block
-    __shared__ double2 s_q[k_mats][NT][NR];
-    __shared__ double2 s_r[k_mats][NT][NT];
-    __shared__ double s_norm[k_mats][NT];
-    __shared__ int s_perm[k_mats][NT];
+    constexpr int k_mats = k_prep_lane_threads / NT;  // matrices per block
     const int c = static_cast<int>(threadIdx.x) % NT; // this lane's column
-    const int mi = static_cast<int>(threadIdx.x) / NT;
-    const size_t m = static_cast<size_t>(blockIdx.x) * k_mats + mi;
-    // Lanes past the last matrix work on zeros (they take part in the barriers) and
-    // write nothing.
+    const size_t m = static_cast<size_t>(blockIdx.x) * k_mats + threadIdx.x / NT;
+    // Lanes past the last matrix work on zeros (they take part in the shuffles) and write
+    // nothing.
     const bool live = m < static_cast<size_t>(n_mat);
     double2 v[NR];
     MIMODET_UNROLL
@@ -149,13 +144,12 @@ __global__ void __launch_bounds__(k_prep_lane_threads)
     }
     double2 Rc[NT];
     int p = c;
-    if (sorted) // uniform over the grid: every lane reaches the same barriers
-        qr_sorted_lanes<NT, NR>(s_q[mi], s_r[mi], s_norm[mi], s_perm[mi], c, v, Rc, p);
+    if (sorted) // uniform over the grid: every lane takes part in the same shuffles
+        qr_sorted_lanes<NT, NR>(c, v, Rc, p);
     else
-        qr_cgs2_lanes<NT, NR>(s_q[mi], c, v, Rc);
+        qr_cgs2_lanes<NT, NR>(c, v, Rc);
     double diag;
-    const double scale =
-        qr_lanes_store<NT, NR>(s_norm[mi], c, v, Rc, p, live, m, Qc, R, perm, diag);
+    const double scale = qr_lanes_store<NT, NR>(c, v, Rc, p, live, m, Qc, R, perm, diag);
     if (live)
         inv_diag[m * NT + c] = sic_inverse(diag, scale);
 }
