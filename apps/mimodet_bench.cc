@@ -18,6 +18,7 @@
 
 #include "bench_cli.h"
 #include "detect/psd/psd_params.h"
+#include "util/host_memory.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -57,6 +58,7 @@ struct options {
     int slots = 20;
     int latency_calls = 200;
     std::vector<double> deadlines = { 0 }; //!< psd budgets per call (us); 0: exact
+    int pinned = 0; //!< 1: the timed calls' buffers in host_alloc memory
 };
 
 // LTE 20 MHz: 1200 subcarriers x 14 symbols per 1 ms subframe.
@@ -140,6 +142,14 @@ bool parse(int argc, char** argv, options& o)
                  "vectors and the bit differences from the exact psd's decisions",
                  0,
                  1e9)
+        .number("--pinned",
+                o.pinned,
+                "0|1",
+                "1: the timed calls' inputs and outputs in page-locked memory\n"
+                "(host_alloc), as the blocks hand them over: the GPU pipeline\n"
+                "copies them without staging",
+                0,
+                1)
         .text("--csv", o.csv, "FILE", "write CSV rows to FILE")
         .number("--seed", o.seed, "N", "random seed", 0, 9e15);
     return p.parse(argc, argv);
@@ -161,24 +171,38 @@ result measure(detector& det,
                const rayleigh_batch& pool,
                double min_seconds,
                bool whole_pool,
+               bool pinned,
                const std::vector<uint8_t>& exact = {})
 {
     using clock = std::chrono::steady_clock;
+    using core::host_vector;
     const int nb = det.bits_per_vector();
     const bool stats_wanted = det.config().algorithm == "psd";
     result r;
-    std::vector<uint8_t> bits(pool.bits.size());
-    std::vector<vector_stats> stats(stats_wanted ? pool.n_mat * pool.n_sym : 0);
+    // The buffers: the pool's own, or page-locked copies (--pinned).
+    host_vector<cf> pinned_H, pinned_y;
+    host_vector<float> pinned_nv;
+    const size_t n_stats =
+        stats_wanted ? static_cast<size_t>(pool.n_mat) * pool.n_sym : 0;
+    host_vector<uint8_t> pinned_bits(pinned ? pool.bits.size() : 0);
+    host_vector<vector_stats> pinned_stats(pinned ? n_stats : 0);
+    std::vector<uint8_t> plain_bits(pinned ? 0 : pool.bits.size());
+    std::vector<vector_stats> plain_stats(pinned ? 0 : n_stats);
+    if (pinned) {
+        pinned_H.assign(pool.H.begin(), pool.H.end());
+        pinned_y.assign(pool.y.begin(), pool.y.end());
+        pinned_nv.assign(pool.noise_var.begin(), pool.noise_var.end());
+    }
+    const cf* H = pinned ? pinned_H.data() : pool.H.data();
+    const cf* y = pinned ? pinned_y.data() : pool.y.data();
+    const float* noise_var = pinned ? pinned_nv.data() : pool.noise_var.data();
+    uint8_t* out = pinned ? pinned_bits.data() : plain_bits.data();
+    vector_stats* out_stats = pinned ? pinned_stats.data() : plain_stats.data();
     std::vector<uint32_t> nodes;
     // Warm-up call (thread start, first-touch of buffers), then grow the batch until a
     // call lasts long enough to time; repeat over the pool until min_seconds.
     size_t n_mat = whole_pool ? pool.n_mat : std::min<size_t>(8, pool.n_mat);
-    det.detect_bits(pool.H.data(),
-                    pool.y.data(),
-                    n_mat,
-                    pool.n_sym,
-                    pool.noise_var.data(),
-                    bits.data());
+    det.detect_bits(H, y, n_mat, pool.n_sym, noise_var, out);
     size_t offset = 0;
     while (r.seconds < min_seconds) {
         if (offset + n_mat > static_cast<size_t>(pool.n_mat))
@@ -187,27 +211,27 @@ result measure(detector& det,
         const size_t y_off = offset * pool.n_sym * pool.n_rx;
         const size_t b_off = offset * pool.n_sym * nb;
         const auto t0 = clock::now();
-        det.detect_bits(pool.H.data() + h_off,
-                        pool.y.data() + y_off,
+        det.detect_bits(H + h_off,
+                        y + y_off,
                         n_mat,
                         pool.n_sym,
-                        pool.noise_var.data() + offset,
-                        bits.data() + b_off,
-                        stats_wanted ? stats.data() + offset * pool.n_sym : nullptr);
+                        noise_var + offset,
+                        out + b_off,
+                        stats_wanted ? out_stats + offset * pool.n_sym : nullptr);
         const double dt = std::chrono::duration<double>(clock::now() - t0).count();
         r.seconds += dt;
         r.vectors += n_mat * pool.n_sym;
         for (size_t i = 0; i < n_mat * pool.n_sym * nb; ++i)
-            r.bit_errors += bits[b_off + i] != pool.bits[b_off + i];
+            r.bit_errors += out[b_off + i] != pool.bits[b_off + i];
         if (!exact.empty())
             for (size_t i = 0; i < n_mat * pool.n_sym * nb; ++i)
-                r.exact_diffs += bits[b_off + i] != exact[b_off + i];
+                r.exact_diffs += out[b_off + i] != exact[b_off + i];
         r.bits += n_mat * pool.n_sym * nb;
         if (stats_wanted)
             for (size_t i = 0; i < n_mat * pool.n_sym; ++i) {
-                nodes.push_back(stats[offset * pool.n_sym + i].evaluated);
-                r.expanded_mean += stats[offset * pool.n_sym + i].expanded;
-                r.truncated += stats[offset * pool.n_sym + i].truncated;
+                nodes.push_back(out_stats[offset * pool.n_sym + i].evaluated);
+                r.expanded_mean += out_stats[offset * pool.n_sym + i].expanded;
+                r.truncated += out_stats[offset * pool.n_sym + i].truncated;
             }
         offset += n_mat;
         if (dt < 0.05 && n_mat * 2 <= static_cast<size_t>(pool.n_mat))
@@ -215,12 +239,7 @@ result measure(detector& det,
     }
     if (det.config().backend == backend_kind::cuda) {
         // The last call must be the whole pool for the kernel-only rerun.
-        det.detect_bits(pool.H.data(),
-                        pool.y.data(),
-                        pool.n_mat,
-                        pool.n_sym,
-                        pool.noise_var.data(),
-                        bits.data());
+        det.detect_bits(H, y, pool.n_mat, pool.n_sym, noise_var, out);
         const double once = det.kernel_seconds(1);
         const int reps = std::max(1, std::min(1000, static_cast<int>(0.3 / once)));
         r.kernel_seconds_per_batch = det.kernel_seconds(reps);
@@ -377,8 +396,12 @@ int main(int argc, char** argv)
                                             "%-6s skipped: %s\n", alg.c_str(), e.what());
                                         continue;
                                     }
-                                    result r = measure(
-                                        *det, pool, o.min_seconds, slot_mode, exact);
+                                    result r = measure(*det,
+                                                       pool,
+                                                       o.min_seconds,
+                                                       slot_mode,
+                                                       o.pinned != 0,
+                                                       exact);
                                     if (slot_mode)
                                         measure_latency(
                                             *det, pool, nc, o.latency_calls, r);

@@ -7,6 +7,7 @@
 
 #include "cuda/common/batch_detector.h"
 #include "detect/llr.h" // saturate_llr: the unscaled LLRs as run_checked gives them
+#include "util/tuning.h"
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -128,6 +129,7 @@ cuda_batch_detector::cuda_batch_detector(const detector_config& cfg, bool soft)
     // Every stream, event and buffer of the detector on its configured device; each
     // call selects it again (device_guard), as the calling thread may have another.
     d_device = cfg.device;
+    d_forced_shares = tuning::chunk_shares();
     const device_guard guard(d_device);
     try {
         for (auto& s : d_streams)
@@ -380,6 +382,7 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
     // out, chunk c - k_in_flight is waited for and unstaged, and the host checks for a
     // cancellation, so a cancelled call waits for the chunks already on the GPU only.
     // Chunks finish in order per stream; copying out chunk c overlaps later chunks.
+    const size_t share = chunk_target_vectors(d_n_vec, k_streams);
     size_t collected = 0;
     auto collect = [&](size_t c) {
         MIMODET_CUDA_CHECK(cudaEventSynchronize(d_events[c]));
@@ -398,9 +401,18 @@ void cuda_batch_detector::enqueue_and_collect(const cf* H,
         }
         cudaStream_t s = d_streams[c % k_streams];
         const chunk k = make_chunk(c, dev_stats);
-        // Staging this chunk on the CPU overlaps the GPU work of the previous ones.
-        stage(k.m0, k.n_mat, k.v0, k.n_vec);
-        copy_in(s, k.m0, k.n_mat, k.v0, k.n_vec);
+        // Staging this chunk on the CPU overlaps the GPU work of the previous ones; a
+        // chunk of several streams' shares goes a share at a time (chunk_shares), so
+        // that staging a share overlaps the copy of the one before.
+        const size_t n_pieces = (k.n_vec + share - 1) / share;
+        for (size_t i = 0; i < n_pieces; ++i) {
+            const size_t v_lo = k.v0 + i * k.n_vec / n_pieces;
+            const size_t v_hi = k.v0 + (i + 1) * k.n_vec / n_pieces;
+            const size_t m_lo = k.m0 + i * k.n_mat / n_pieces;
+            const size_t m_hi = k.m0 + (i + 1) * k.n_mat / n_pieces;
+            stage(m_lo, m_hi - m_lo, v_lo, v_hi - v_lo);
+            copy_in(s, m_lo, m_hi - m_lo, v_lo, v_hi - v_lo);
+        }
         launch(s, k);
         if (d_soft && !llr)
             enqueue_signs(s, k);

@@ -66,10 +66,18 @@ protected:
     //! every vector gets host_stats().
     virtual bool kernels_write_stats() const { return false; }
     virtual vector_stats host_stats() const { return {}; }
+    //! Streams' shares of a call per chunk (a call that is not a single-copy call): 1,
+    //! each chunk one stream's share, whose kernels overlap the next chunk's copies;
+    //! more, for kernels that gain from larger grids than the copies' overlap saves. A
+    //! chunk's inputs are staged and copied one share at a time, so the host stages a
+    //! share while the one before crosses PCIe, and its kernels run once when they are
+    //! all in.
+    virtual int chunk_shares() const { return 1; }
     //! Vectors per chunk of a call of n_vec vectors that is not a single-copy call.
     virtual size_t chunk_vectors(size_t n_vec) const
     {
-        return chunk_target_vectors(n_vec, k_streams);
+        return chunk_target_vectors(n_vec, k_streams) *
+               static_cast<size_t>(d_forced_shares ? d_forced_shares : chunk_shares());
     }
 
     int device() const { return d_device; }
@@ -144,6 +152,7 @@ private:
 
     bool d_soft;
     int d_device = 0;
+    int d_forced_shares = 0; //!< MIMODET_CHUNK_SHARES; 0: chunk_shares()
     cudaStream_t d_streams[k_streams] = {};
     std::vector<cudaEvent_t> d_events; //!< one per chunk, reused across calls
     cudaEvent_t d_timing[2] = {};

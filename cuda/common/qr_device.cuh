@@ -372,9 +372,9 @@ qr_sorted_lanes(int c, double2 (&v)[NR], double2 (&Rc)[NT], int& p)
             for (int j = 0; j < i; ++j)
                 Rc[j] = lanes_shfl<NT>(Rc[j], src);
         }
-        // Column i normalised, in every lane from lane i's values.
-        const double ni = lanes_shfl<NT>(n2, i);
-        const double nrm = sqrt(ni > 0.0 ? ni : 0.0);
+        // Column i normalised, in every lane from lane i's values; its norm is the
+        // pivot's, nk, which every lane holds.
+        const double nrm = sqrt(nk > 0.0 ? nk : 0.0);
         double2 qi[NR];
         MIMODET_UNROLL
         for (int r = 0; r < NR; ++r) {

@@ -1118,13 +1118,17 @@ protected:
         if (d_enum)
             d_items.reserve(std::max<size_t>(n_vec, 1));
         // A chunk holds at most the whole batch and, but for one matrix's vectors, at
-        // most k_max_chunk_vectors (MIMODET_PSD_SE_CHUNK's where it is set).
-        const size_t chunk_vectors =
-            std::min(n_vec, d_chunk ? d_chunk : k_max_chunk_vectors);
+        // most chunk_vectors(n_vec) (single-copy calls: the batch). Searches spread
+        // where threads wait for them (the drain rule) or past the split count, so a
+        // list holds the spreads of about one vector per first-pass thread, whatever
+        // the chunk.
+        const size_t chunk =
+            std::min(n_vec, single_copy_call(n_vec) ? n_vec : chunk_vectors(n_vec));
+        const size_t spreading = std::min(chunk, d_grid * k_se_threads);
         d_capacity = std::max(
             d_capacity,
             std::max(k_se_min_task_capacity,
-                     k_se_tasks_per_vector * static_cast<size_t>(d_L.P) * chunk_vectors));
+                     k_se_tasks_per_vector * static_cast<size_t>(d_L.P) * spreading));
         for (int i = 0; i < d_slots; ++i)
             reserve_tasks(i);
     }
@@ -1270,6 +1274,14 @@ protected:
     }
 
     bool kernels_write_stats() const override { return true; }
+
+    //! Chunks of three streams' shares for the depth-first search (a 20-slot call of 20
+    //! MHz is one chunk): the first pass's persistent threads take new vectors as they
+    //! finish, which they can only where a chunk has more vectors than the GPU holds
+    //! threads, and one stream's share of such a call has fewer (docs/PERFORMANCE.md,
+    //! "Chunks"). The enumeration costs the same for every vector: one share, whose
+    //! kernels overlap the next chunk's copies.
+    int chunk_shares() const override { return d_enum ? 1 : 3; }
 
     size_t chunk_vectors(size_t n_vec) const override
     {

@@ -842,24 +842,35 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
 TEST(gpu_psd, depth_first_large_calls_decide_as_the_cpu)
 {
     SKIP_WITHOUT_GPU();
-    // A call of more than 16384 vectors is cut into chunks: by default a stream's share
-    // of the call, with MIMODET_PSD_SE_CHUNK many small ones or one of more vectors than
-    // an H100 holds first-pass threads (threads then take several vectors each). The
-    // same decisions as the CPU, and the same node counts for the searches that do not
-    // spread, with the rows in shared memory (16QAM: the default) and in registers.
+    // A call of more than 16384 vectors is cut into chunks: by default three streams'
+    // shares of the call (here one chunk, its inputs copied in three pieces), with
+    // MIMODET_CHUNK_SHARES=1 or 2 a stream's share or two (three chunks, two), with
+    // MIMODET_PSD_SE_CHUNK many small ones or one of more vectors than an H100 holds
+    // first-pass threads (threads then take several vectors each). The same decisions
+    // as the CPU, and the same node counts for the searches that do not spread, with
+    // the rows in shared memory (16QAM: the default) and in registers.
     // Sanitizer sizes: one chunk of a tenth of the matrices.
     const se_shape sh{ 4, modulation::qam16, 5.0, 25.0, 14000 };
     const auto b = sh.batch(10, 2300);
     const size_t n_vec = static_cast<size_t>(b.n_mat) * b.n_sym;
+    struct split {
+        const char* chunk;
+        const char* shares;
+    };
     for (const char* shared_rows : { "", "0" })
-        for (const char* chunk : { "", "4096", "200000" }) {
+        for (const split sp : { split{ "", "" },
+                                split{ "", "1" },
+                                split{ "", "2" },
+                                split{ "4096", "" },
+                                split{ "200000", "" } }) {
             const qa::env_override rows("MIMODET_PSD_SE_SHARED_ROWS", shared_rows);
-            const qa::env_override chunks("MIMODET_PSD_SE_CHUNK", chunk);
+            const qa::env_override chunks("MIMODET_PSD_SE_CHUNK", sp.chunk);
+            const qa::env_override shares("MIMODET_CHUNK_SHARES", sp.shares);
             se_result r;
             detect_se(*sh.psd("cuda"), *sh.psd("cpu"), b, r);
-            const std::string what = std::string("chunk '") + chunk + "', shared rows '" +
-                                     shared_rows + "', " + std::to_string(n_vec) +
-                                     " vectors";
+            const std::string what = std::string("chunk '") + sp.chunk + "', shares '" +
+                                     sp.shares + "', shared rows '" + shared_rows +
+                                     "', " + std::to_string(n_vec) + " vectors";
             ASSERT_EQ(r.g, r.c) << what;
             size_t differ = 0;
             for (size_t v = 0; v < n_vec; ++v) {

@@ -161,6 +161,19 @@ TEST(gpu_segmented_batch, equals_one_call_per_segment)
     });
 }
 
+TEST(gpu_segmented_batch, chunks_of_two_shares_equal_one_call_per_segment)
+{
+    QA_SKIP_WITHOUT_GPU();
+    // Every detector with chunks of two streams' shares (MIMODET_CHUNK_SHARES, read when
+    // a detector is made): a large call's inputs cross a share at a time and its kernels
+    // run once per chunk, with the same results.
+    const env_override shares("MIMODET_CHUNK_SHARES", "2");
+    for_each_cuda_detector([&](const cuda_case& c) {
+        const auto s = make_segmented(c.n_tx, c.n_rx, c.mod, k_segments, 10.0, 30.0, 22);
+        expect_segmented_equals_per_segment(c.det, c.det, s, c.name + " two shares");
+    });
+}
+
 TEST(gpu_segmented_batch, psd_deadline_covers_the_whole_call)
 {
     QA_SKIP_WITHOUT_GPU();

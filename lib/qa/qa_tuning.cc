@@ -84,6 +84,7 @@ TEST(tuning, integer_switches_default_take_and_refuse)
         { "MIMODET_PSD_SE_SHARED_ROWS", tuning::psd_se_shared_rows, -1, 0, 1 },
         { "MIMODET_PSD_SE_CHUNK", tuning::psd_se_chunk, 0, 4096, 1 << 20 },
         { "MIMODET_FSD_THREADS", tuning::fsd_threads, 0, 1, 256 },
+        { "MIMODET_CHUNK_SHARES", tuning::chunk_shares, 0, 1, 8 },
         { "MIMODET_CPU_QR_LANES", tuning::cpu_qr_lanes, 0, 1, 8 },
     };
     for (const auto& s : all) {
@@ -213,6 +214,7 @@ TEST(tuning, table_names_every_switch_once)
                            "MIMODET_PSD_SE_SHARED_ROWS",
                            "MIMODET_PSD_SE_CHUNK",
                            "MIMODET_FSD_THREADS",
+                           "MIMODET_CHUNK_SHARES",
                            "MIMODET_CPU_QR_LANES" })
         EXPECT_EQ(names.count(n), 1u) << n;
     // A name outside the table is a programming error, not a user's.

@@ -110,8 +110,16 @@ const std::vector<switch_info>& switches()
           "in registers" },
         { "MIMODET_PSD_SE_CHUNK",
           "4096..1048576",
-          "the batch detector's: a stream's share of the call, 4096..65536 vectors",
+          "the batch detector's: three streams' shares of the call (enumerated trees "
+          "one), at most 196608 vectors",
           "vectors per chunk of a depth-first CUDA PSD call of more than 16384 vectors" },
+        { "MIMODET_CHUNK_SHARES",
+          "1..8",
+          "the detector's: 3 for the depth-first CUDA PSD's search (not its "
+          "enumeration), else 1",
+          "streams' shares of a call per chunk of a CUDA detector's call of more than "
+          "16384 vectors: its kernels launch once per chunk, its inputs cross a share at "
+          "a time" },
     };
     return table;
 }
@@ -170,6 +178,8 @@ int psd_se_drain() { return integer("MIMODET_PSD_SE_DRAIN", 1, 65536, 0); }
 int psd_se_cooperative() { return integer("MIMODET_PSD_SE_COOPERATIVE", 0, 1, -1); }
 int psd_se_shared_rows() { return integer("MIMODET_PSD_SE_SHARED_ROWS", 0, 1, -1); }
 int psd_se_chunk() { return integer("MIMODET_PSD_SE_CHUNK", 4096, 1 << 20, 0); }
+
+int chunk_shares() { return integer("MIMODET_CHUNK_SHARES", 1, 8, 0); }
 
 int cpu_qr_lanes()
 {

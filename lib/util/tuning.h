@@ -99,6 +99,11 @@ MIMODET_API int psd_se_shared_rows();
 //! made.
 MIMODET_API int psd_se_chunk();
 
+//! MIMODET_CHUNK_SHARES=1..8: streams' shares of a call per chunk of a CUDA detector's
+//! call of more than 16384 vectors (each chunk's kernels launch once, its inputs cross
+//! a share at a time). 0 (unset): the detector's choice. Read when a detector is made.
+MIMODET_API int chunk_shares();
+
 //! MIMODET_CPU_QR_LANES=1|4|8: most channel matrices whose sorted QRs the CPU psd
 //! computes at once, one per SIMD lane (qr_lanes.h); 1: one at a time. 0 (unset): as
 //! many as the CPU takes (8 with AVX-512, 4 with AVX2). Read when a detector is made.
