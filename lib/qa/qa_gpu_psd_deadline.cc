@@ -177,9 +177,10 @@ TEST(gpu_psd_deadline, none_is_exact)
 TEST(gpu_psd_deadline, tiny_budget_truncates_and_stays_bounded)
 {
     SKIP_WITHOUT_GPU();
-    // 4x4 64QAM at low SNR, a 20 MHz slot's worth of vectors four times over (several
-    // chunks on several streams: they share the call's deadline). Sanitizer sizes: 2100
-    // vectors of 16QAM at 0-5 dB (one chunk: the kernels are the same).
+    // 4x4 64QAM at low SNR, a 20 MHz slot's worth of vectors four times over (Algorithm
+    // 3: several chunks on several streams, which share the call's deadline; the
+    // depth-first search: one chunk of three shares). Sanitizer sizes: 2100 vectors of
+    // 16QAM at 0-5 dB (one chunk: the kernels are the same).
     const auto b =
         qa::sanitizer_sizes()
             ? qa::make_batch(4, 4, modulation::qam16, 300, 7, 0.0, 5.0, 47)
