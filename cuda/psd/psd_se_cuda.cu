@@ -21,6 +21,8 @@
 //    decision; the near-ties (degenerate channels) go to the first pass as a list, each
 //    searched in one thread below the bound over every leaf (at most 256 leaves: nothing
 //    to spread, no waves).
+//  z (psd_se_z_kernel, where the enumeration does not run first: psd_se_stored_z): every
+//    vector's z = Q^T y, one thread per vector, which the first pass's threads then read.
 //  first pass (psd_se_first_kernel): one vector per thread. A persistent grid; each
 //    thread advances its vector one search step per loop iteration and takes the next
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
@@ -59,7 +61,9 @@
 //    the sequential visiting order (psd_se_leaf_key) to its vector, which keeps the leaf
 //    of least metric, the first in that order among equals (a per-vector lock): the
 //    sequential search's decision, ties included. The node counts of a queued vector
-//    are the work its tasks did, which depends on the schedule.
+//    are the work its tasks did, which depends on the schedule. This kernel writes the
+//    queued vectors' bits and, where the first pass leaves its decisions in the vectors'
+//    records (psd_se_deferred_write), every vector's.
 //
 // Deadline (cfg.psd_deadline_us > 0), as the other PSD kernels: from the call's first
 // block (%globaltimer), each thread reads the timer at its vector's start and every
@@ -179,6 +183,39 @@ __device__ inline void se_point_at(psd_se_problem& pb,
     pb.R = R + m * N * N;
 }
 
+//! z = Q^T y of vector v (matrix m) into z[0..N): psd_rotate's order, z_k = sum_i (q_ki
+//! Re y_i + q_k,nrx+i Im y_i). Loops to compile-time bounds with guards: every load is
+//! issued before the first is used, so this costs about one memory latency, not one per
+//! element.
+template <int NMAX>
+__device__ inline void se_rotate(
+    const psd_se_layout& L, const double* Qt, const float2* y, size_t m, int v, double* z)
+{
+    constexpr int MR = k_max_ant; // receive antennas at most
+    const int N = L.N, nrx = L.nrx, M = 2 * nrx;
+    const float2* yv = y + static_cast<size_t>(v) * nrx;
+    double yr[MR], yi[MR];
+    MIMODET_UNROLL
+    for (int i = 0; i < MR; ++i) {
+        const float2 e = i < nrx ? yv[i] : make_float2(0.f, 0.f);
+        yr[i] = e.x;
+        yi[i] = e.y;
+    }
+    const double* qt = Qt + m * N * M;
+    MIMODET_UNROLL
+    for (int k = 0; k < NMAX; ++k) {
+        if (k >= N)
+            break;
+        double acc = 0.0;
+        MIMODET_UNROLL
+        for (int i = 0; i < MR; ++i)
+            if (i < nrx)
+                acc = rn_add(acc,
+                             rn_add(rn_mul(qt[k * M + i], yr[i]), rn_mul(qt[k * M + nrx + i], yi[i])));
+        z[k] = acc;
+    }
+}
+
 /*!
  * Points pb at vector v's problem: z (computed here) in the thread's slice of shared
  * memory (s_z: NMAX doubles a thread), matrix m's R and row weights in global memory
@@ -199,39 +236,63 @@ __device__ inline void se_load(psd_se_problem& pb,
                                int v,
                                double* s_z)
 {
-    // Loops to compile-time bounds with guards: every load is issued before the first is
-    // used, so a vector's set-up costs about one memory latency, not one per element.
-    constexpr int MR = k_max_ant; // receive antennas at most
-    const int N = pb.N, nrx = L.nrx, M = 2 * nrx;
     double* z = s_z + threadIdx.x * NMAX;
-    const float2* yv = y + static_cast<size_t>(v) * nrx;
-    double yr[MR], yi[MR];
-    MIMODET_UNROLL
-    for (int i = 0; i < MR; ++i) {
-        const float2 e = i < nrx ? yv[i] : make_float2(0.f, 0.f);
-        yr[i] = e.x;
-        yi[i] = e.y;
-    }
-    const double* qt = Qt + m * N * M;
-    MIMODET_UNROLL
-    for (int k = 0; k < NMAX; ++k) {
-        if (k >= N)
-            break;
-        // psd_rotate's order: z_k = sum_i (q_ki Re y_i + q_k,nrx+i Im y_i).
-        double acc = 0.0;
-        MIMODET_UNROLL
-        for (int i = 0; i < MR; ++i)
-            if (i < nrx)
-                acc = rn_add(acc,
-                             rn_add(rn_mul(qt[k * M + i], yr[i]), rn_mul(qt[k * M + nrx + i], yi[i])));
-        z[k] = acc;
-    }
+    se_rotate<NMAX>(L, Qt, y, m, v, z);
     se_point_at(pb, L, R, w, z, m);
 }
 
 /*!
- * Whether a task reads its vector's z, which the first pass stored when the search spread
- * (se_store_z), instead of computing it again (se_load): with 4 or more transmit antennas
+ * se_load with vector v's z read from z_all (psd_se_z_kernel's, N a vector) into the
+ * thread's slice of shared memory: a first-pass thread that takes a new vector then
+ * issues N loads instead of the rotation's 4 N nrx operations, while the other lanes of
+ * its warp wait for it.
+ */
+template <int NMAX>
+__device__ inline void se_load_stored(psd_se_problem& pb,
+                                      const psd_se_layout& L,
+                                      const double* R,
+                                      const double* w,
+                                      const double* z_all,
+                                      size_t m,
+                                      int v,
+                                      double* s_z)
+{
+    double* z = s_z + threadIdx.x * NMAX;
+    const double* from = z_all + static_cast<size_t>(v) * L.N;
+    MIMODET_UNROLL
+    for (int k = 0; k < NMAX; ++k)
+        if (k < L.N)
+            z[k] = from[k];
+    se_point_at(pb, L, R, w, z, m);
+}
+
+//! Every vector's z (se_rotate) into z_all, N a vector: one thread per vector.
+template <int NMAX>
+__global__ void __launch_bounds__(k_se_threads)
+    psd_se_z_kernel(const float2* __restrict__ y,
+                    const double* __restrict__ Qt,
+                    const __grid_constant__ psd_se_layout L,
+                    int n_vec,
+                    const __grid_constant__ segment_map map,
+                    double* __restrict__ z_all)
+{
+    const int v =
+        static_cast<int>(blockIdx.x) * k_se_threads + static_cast<int>(threadIdx.x);
+    if (v >= n_vec)
+        return;
+    double z[NMAX];
+    se_rotate<NMAX>(L, Qt, y, static_cast<size_t>(map.matrix_of(v)), v, z);
+    double* to = z_all + static_cast<size_t>(v) * L.N;
+    MIMODET_UNROLL
+    for (int k = 0; k < NMAX; ++k)
+        if (k < L.N)
+            to[k] = z[k];
+}
+
+/*!
+ * Whether a task reads its vector's z, which psd_se_z_kernel stored or, without it, the
+ * first pass when the search spread (se_store_z), instead of computing it again
+ * (se_load): with 4 or more transmit antennas
  * (NMAX >= 8), where z costs 64 or more multiply-adds; reading made 4x4 64QAM at 5, 10
  * and 15 dB 1.36x, 1.23x and 1.12x faster and 16QAM at 5 dB 1.16x on an H200, where
  * searches spread into many short tasks. With 2 antennas (16 or 32) tasks compute it.
@@ -239,7 +300,7 @@ __device__ inline void se_load(psd_se_problem& pb,
 template <int NMAX>
 constexpr bool se_tasks_read_z = NMAX >= 8;
 
-//! Points pb at a task's problem: its vector's z (se_store_z's), matrix m's R and row
+//! Points pb at a task's problem: its vector's stored z, matrix m's R and row
 //! weights, in global memory.
 __device__ inline void se_load_task(psd_se_problem& pb,
                                     const psd_se_layout& L,
@@ -411,6 +472,45 @@ __device__ inline void se_write(const psd_se_layout& L,
 }
 
 /*!
+ * A first-pass vector's decision: written (se_write), or, deferred, kept in its se_vector
+ * as a queued vector's is, for psd_se_write_kernel to write with the queued ones: the
+ * label mapping and the bit stores then run once for all vectors in a kernel of their
+ * own instead of in the lane that ended a search while the other lanes of its warp wait.
+ */
+template <int NMAX>
+__device__ inline void se_first_done(const psd_se_layout& L,
+                                     const se_work& W,
+                                     bool deferred,
+                                     int v,
+                                     size_t m,
+                                     const uint8_t (&best)[NMAX],
+                                     const uint8_t* perm,
+                                     uint8_t* bits,
+                                     vector_stats* stats,
+                                     uint32_t expanded,
+                                     uint32_t evaluated,
+                                     uint32_t truncated)
+{
+    if (deferred) {
+        se_vector& sv = W.vec[v];
+        se_copy<NMAX>(best, sv.best, L.N);
+        sv.expanded = expanded;
+        sv.evaluated = evaluated;
+        sv.truncated = truncated;
+        return;
+    }
+    const int nb = L.nt * L.q;
+    se_write(L,
+             best,
+             perm + m * k_psd_max_n,
+             bits + static_cast<size_t>(v) * nb,
+             stats ? stats + v : nullptr,
+             expanded,
+             evaluated,
+             truncated);
+}
+
+/*!
  * The rest of a running search (st.k >= 1) as tasks: at each row j from st.k to
  * st.top-1, the children of the current path's node not yet taken, in the order the
  * search would take them, while inside its radius and bound (the first outside ends the
@@ -543,6 +643,8 @@ __global__ void __launch_bounds__(k_se_threads)
                         const __grid_constant__ segment_map map,
                         se_work W,
                         double* __restrict__ z_spread,
+                        bool z_stored,
+                        bool deferred,
                         uint8_t* __restrict__ bits,
                         vector_stats* __restrict__ stats,
                         uint32_t first_nodes,
@@ -559,7 +661,7 @@ __global__ void __launch_bounds__(k_se_threads)
 
     __shared__ double s_z[NMAX * k_se_threads];
     __shared__ se_rows_memory<NMAX, SharedRows> s_rows;
-    const int N = L.N, nb = L.nt * L.q;
+    const int N = L.N;
     se_state<NMAX, SharedRows> st;
     se_bind_rows<NMAX, SharedRows>(st, s_rows);
     psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P };
@@ -581,15 +683,28 @@ __global__ void __launch_bounds__(k_se_threads)
             if (W.items)
                 v = W.items[v];
             m = static_cast<size_t>(map.matrix_of(v));
-            se_load<NMAX>(pb, L, R, Qt, w, y, m, v, s_z);
+            if (z_stored)
+                se_load_stored<NMAX>(pb, L, R, w, z_spread, m, v, s_z);
+            else
+                se_load<NMAX>(pb, L, R, Qt, w, y, m, v, s_z);
             next = se_first_look(first_nodes, drain_nodes);
             if (D.out_of_time(0)) {
                 // Started after the deadline: the SIC point, no search.
                 double z[NMAX];
                 se_z_dense<NMAX>(pb, z);
                 psd_sic(R + m * N * N, z, s_value, N, L.P, out);
-                se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
-                         stats ? stats + v : nullptr, 0, static_cast<uint32_t>(N), 1);
+                se_first_done<NMAX>(L,
+                                    W,
+                                    deferred,
+                                    v,
+                                    m,
+                                    out,
+                                    perm,
+                                    bits,
+                                    stats,
+                                    0,
+                                    static_cast<uint32_t>(N),
+                                    1);
                 v = -1;
                 continue;
             }
@@ -614,8 +729,18 @@ __global__ void __launch_bounds__(k_se_threads)
                 psd_sic(R + m * N * N, z, s_value, N, L.P, out);
                 evaluated += static_cast<uint32_t>(N);
             }
-            se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
-                     stats ? stats + v : nullptr, st.expanded, evaluated, truncated);
+            se_first_done<NMAX>(L,
+                                W,
+                                deferred,
+                                v,
+                                m,
+                                out,
+                                perm,
+                                bits,
+                                stats,
+                                st.expanded,
+                                evaluated,
+                                truncated);
             D.work += st.evaluated;
             v = -1;
             continue;
@@ -625,9 +750,18 @@ __global__ void __launch_bounds__(k_se_threads)
         if (st.d2 < before)
             best_key = psd_se_leaf_key(st, L.log2P, 0);
         if (!running) {
-            se_copy<NMAX>(st.best, out, N);
-            se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
-                     stats ? stats + v : nullptr, st.expanded, st.evaluated, 0);
+            se_first_done<NMAX>(L,
+                                W,
+                                deferred,
+                                v,
+                                m,
+                                st.best,
+                                perm,
+                                bits,
+                                stats,
+                                st.expanded,
+                                st.evaluated,
+                                0);
             D.work += st.evaluated;
             v = -1;
             continue;
@@ -648,16 +782,26 @@ __global__ void __launch_bounds__(k_se_threads)
         }
         if (n == 0) {
             // Nothing inside the radius is left: the search is done.
-            se_copy<NMAX>(st.best, out, N);
-            se_write(L, out, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
-                     stats ? stats + v : nullptr, st.expanded, st.evaluated, 0);
+            se_first_done<NMAX>(L,
+                                W,
+                                deferred,
+                                v,
+                                m,
+                                st.best,
+                                perm,
+                                bits,
+                                stats,
+                                st.expanded,
+                                st.evaluated,
+                                0);
             D.work += st.evaluated;
             v = -1;
             continue;
         }
         se_rest<NMAX>(pb, st, L.log2P, v, 0ull, W.tasks[0] + at);
         if constexpr (se_tasks_read_z<NMAX>)
-            se_store_z(pb, v, z_spread);
+            if (!z_stored) // else z_spread holds it already
+                se_store_z(pb, v, z_spread);
         se_vector& sv = W.vec[v];
         // Without a leaf yet (d2 = +inf), any leaf a task offers replaces st.best.
         sv.metric = st.d2;
@@ -958,20 +1102,24 @@ __global__ void __launch_bounds__(k_se_threads)
     }
 }
 
-//! A queued vector's decision and counts.
+//! The queued vectors' decisions and counts (n_all = 0), or every vector's (n_all > 0).
 __global__ void __launch_bounds__(k_se_threads)
     psd_se_write_kernel(const uint8_t* __restrict__ perm,
                         const __grid_constant__ psd_se_layout L,
                         const __grid_constant__ segment_map map,
                         se_work W,
+                        int n_all,
                         uint8_t* __restrict__ bits,
                         vector_stats* __restrict__ stats)
 {
-    const unsigned int n_q = W.words[w_queued];
+    // n_all > 0: every vector of the chunk, the first pass's deferred ones with the
+    // queued ones (se_first_done).
+    const unsigned int n_q =
+        n_all > 0 ? static_cast<unsigned int>(n_all) : W.words[w_queued];
     const int nb = L.nt * L.q;
     for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_q;
          i += gridDim.x * blockDim.x) {
-        const int v = W.queued[i];
+        const int v = n_all > 0 ? static_cast<int>(i) : W.queued[i];
         const se_vector& sv = W.vec[v];
         const size_t m = static_cast<size_t>(map.matrix_of(v));
         se_write(L, sv.best, perm + m * k_psd_max_n, bits + static_cast<size_t>(v) * nb,
@@ -981,8 +1129,10 @@ __global__ void __launch_bounds__(k_se_threads)
 
 using se_first_fn = decltype(&psd_se_first_kernel<psd_se_max_n, false>);
 using se_wave_fn = decltype(&psd_se_wave_kernel<psd_se_max_n, false, false>);
+using se_z_fn = decltype(&psd_se_z_kernel<psd_se_max_n>);
 
 struct se_kernels {
+    se_z_fn z; //!< every vector's z, before the first pass (psd_se_stored_z)
     se_first_fn first;
     se_wave_fn wave;      //!< one wave a launch
     se_wave_fn wave_coop; //!< every wave in one cooperative launch
@@ -1035,7 +1185,8 @@ se_enum_fn se_pick_enum(const psd_se_layout& L)
 template <int NMAX, bool SharedRows>
 se_kernels se_kernels_of()
 {
-    return { psd_se_first_kernel<NMAX, SharedRows>,
+    return { psd_se_z_kernel<NMAX>,
+             psd_se_first_kernel<NMAX, SharedRows>,
              psd_se_wave_kernel<NMAX, false, SharedRows>,
              psd_se_wave_kernel<NMAX, true, SharedRows> };
 }
@@ -1098,6 +1249,15 @@ public:
             forced < 0 ? psd_se_cooperative_waves(L.N, L.log2P) : forced == 1;
         d_cooperative = coop != 0 && wave_per_sm > 0 && wanted;
         d_coop_grid = static_cast<size_t>(wave_per_sm) * prop.multiProcessorCount;
+        // The enumeration computes each vector's z itself and leaves the first pass few.
+        const int stored = tuning::psd_se_stored_z();
+        d_stored_z =
+            !d_enum && (stored < 0 ? psd_se_stored_z(L.N, L.log2P) : stored == 1);
+        // Every vector of a chunk goes through the first pass only without the
+        // enumeration, whose decided vectors the write kernel must not touch.
+        const int deferred = tuning::psd_se_deferred_write();
+        d_deferred = !d_enum &&
+                     (deferred < 0 ? psd_se_deferred_write(L.N, L.log2P) : deferred == 1);
 
         d_sms = prop.multiProcessorCount;
         d_chunk = static_cast<size_t>(tuning::psd_se_chunk());
@@ -1192,6 +1352,13 @@ protected:
         const uint32_t drain = d_enum                            ? UINT32_MAX
                                : c.n_vec < d_grid * k_se_threads ? d_drain_sparse
                                                                  : d_drain;
+        if (d_stored_z) {
+            const unsigned z_grid =
+                static_cast<unsigned>((c.n_vec + k_se_threads - 1) / k_se_threads);
+            d_k.z<<<z_grid, k_se_threads, 0, s>>>(
+                c.y, Qt, d_L, static_cast<int>(c.n_vec), c.map, z);
+            MIMODET_CUDA_CHECK_LAUNCH();
+        }
         d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y,
                                                       R,
                                                       Qt,
@@ -1202,6 +1369,8 @@ protected:
                                                       c.map,
                                                       W,
                                                       z,
+                                                      d_stored_z,
+                                                      d_deferred,
                                                       c.bits,
                                                       c.stats,
                                                       d_enum ? UINT32_MAX : d_split,
@@ -1269,7 +1438,18 @@ protected:
             }
         }
         const unsigned small = static_cast<unsigned>(d_sms);
-        psd_se_write_kernel<<<small, k_se_threads, 0, s>>>(perm, d_L, c.map, W, c.bits, c.stats);
+        const unsigned write_grid =
+            d_deferred ? static_cast<unsigned>(std::min(
+                             (c.n_vec + k_se_threads - 1) / k_se_threads, d_grid))
+                       : small;
+        psd_se_write_kernel<<<write_grid, k_se_threads, 0, s>>>(
+            perm,
+            d_L,
+            c.map,
+            W,
+            d_deferred ? static_cast<int>(c.n_vec) : 0,
+            c.bits,
+            c.stats);
         MIMODET_CUDA_CHECK_LAUNCH();
     }
 
@@ -1323,6 +1503,8 @@ private:
     size_t d_enum_grid = 0; //!< blocks of psd_se_enum_kernel that fit on the GPU at once
     size_t d_coop_grid = 0;     //!< blocks of the waves' cooperative launch
     bool d_cooperative = false; //!< all waves in one cooperative launch
+    bool d_stored_z = false;    //!< psd_se_z_kernel before the first pass
+    bool d_deferred = false; //!< the first pass's decisions written by the write kernel
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
     int d_sms = 0;
     device_buffer<unsigned int> d_words;

@@ -798,15 +798,26 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
     // over tasks (low SNR, 64QAM), ties included; the same node counts for the short ones
     // (the GPU counts a spread search's work, which depends on the schedule). 2, 4 and 8
     // antennas cover the three instantiations, each with the search's rows in registers
-    // and in shared memory (MIMODET_PSD_SE_SHARED_ROWS). Sanitizer sizes: a tenth of the
+    // and in shared memory (MIMODET_PSD_SE_SHARED_ROWS), with every vector's z computed
+    // before the first pass or by the thread that takes it (MIMODET_PSD_SE_STORED_Z)
+    // and with the first pass's decisions written by the decision kernel or by the
+    // first pass (MIMODET_PSD_SE_DEFERRED_WRITE). Sanitizer sizes: a tenth of the
     // matrices (the first shape still has about 80 searches of more than 1000 nodes).
-    for (const char* shared_rows : { "0", "1" })
+    struct setting {
+        const char *shared_rows, *stored_z, *deferred;
+    };
+    for (const auto& [shared_rows, stored_z, deferred] : { setting{ "0", "1", "1" },
+                                                           setting{ "1", "1", "1" },
+                                                           setting{ "1", "0", "0" },
+                                                           setting{ "1", "1", "0" } })
         for (const se_shape& sh : { se_shape{ 4, modulation::qam64, -5.0, 8.0, 300 },
                                     se_shape{ 4, modulation::qam64, 15.0, 25.0, 600 },
                                     se_shape{ 4, modulation::qam16, 0.0, 25.0, 300 },
                                     se_shape{ 2, modulation::qam64, 0.0, 20.0, 300 },
                                     se_shape{ 8, modulation::qpsk, 0.0, 20.0, 100 } }) {
             const qa::env_override rows("MIMODET_PSD_SE_SHARED_ROWS", shared_rows);
+            const qa::env_override z("MIMODET_PSD_SE_STORED_Z", stored_z);
+            const qa::env_override write("MIMODET_PSD_SE_DEFERRED_WRITE", deferred);
             const auto b = sh.batch(10, 1400);
             auto gpu = sh.psd("cuda");
             auto cpu = sh.psd("cpu");
@@ -817,7 +828,8 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
                 const std::string what =
                     std::to_string(sh.nt) + "x" + std::to_string(sh.nt) + " " +
                     to_string(sh.mod) + " snr " + std::to_string(sh.snr_lo) + " call " +
-                    std::to_string(call) + " shared rows " + shared_rows;
+                    std::to_string(call) + " shared rows " + shared_rows + " stored z " +
+                    stored_z + " deferred " + deferred;
                 ASSERT_EQ(r.g, r.c) << what;
                 size_t long_searches = 0, differ = 0;
                 for (size_t v = 0; v < n_vec; ++v) {

@@ -108,6 +108,18 @@ const std::vector<switch_info>& switches()
           "any order, else 0",
           "1: a depth-first CUDA PSD search keeps its per-row state in shared memory; 0: "
           "in registers" },
+        { "MIMODET_PSD_SE_STORED_Z",
+          "0|1",
+          "1 where the search is not preceded by the enumeration, else 0",
+          "1: a depth-first CUDA PSD computes every vector's z in a kernel before the "
+          "first pass, whose threads read it; 0: each first-pass thread computes its "
+          "own" },
+        { "MIMODET_PSD_SE_DEFERRED_WRITE",
+          "0|1",
+          "1 where the search is not preceded by the enumeration, else 0",
+          "1: a depth-first CUDA PSD's decision kernel writes the first pass's "
+          "decisions; "
+          "0: the first pass writes them" },
         { "MIMODET_PSD_SE_CHUNK",
           "4096..1048576",
           "the batch detector's: three streams' shares of the call (enumerated trees "
@@ -177,6 +189,8 @@ int psd_se_drain() { return integer("MIMODET_PSD_SE_DRAIN", 1, 65536, 0); }
 
 int psd_se_cooperative() { return integer("MIMODET_PSD_SE_COOPERATIVE", 0, 1, -1); }
 int psd_se_shared_rows() { return integer("MIMODET_PSD_SE_SHARED_ROWS", 0, 1, -1); }
+int psd_se_stored_z() { return integer("MIMODET_PSD_SE_STORED_Z", 0, 1, -1); }
+int psd_se_deferred_write() { return integer("MIMODET_PSD_SE_DEFERRED_WRITE", 0, 1, -1); }
 int psd_se_chunk() { return integer("MIMODET_PSD_SE_CHUNK", 4096, 1 << 20, 0); }
 
 int chunk_shares() { return integer("MIMODET_CHUNK_SHARES", 1, 8, 0); }

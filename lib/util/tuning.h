@@ -94,6 +94,17 @@ MIMODET_API int psd_se_cooperative();
 //! (psd_se_shared_rows). Read when a detector is made.
 MIMODET_API int psd_se_shared_rows();
 
+//! MIMODET_PSD_SE_STORED_Z=0|1: 1 computes every vector's z = Q^T y of a depth-first
+//! CUDA PSD chunk in a kernel of its own before the first pass, whose threads then read
+//! it; 0: each first-pass thread computes its vector's. -1 (unset): the detector's choice
+//! (psd_se_stored_z). Read when a detector is made.
+MIMODET_API int psd_se_stored_z();
+
+//! MIMODET_PSD_SE_DEFERRED_WRITE=0|1: 1 leaves the decisions of a depth-first CUDA
+//! PSD's first pass for the decision kernel to write; 0: the first pass writes them. -1
+//! (unset): the detector's choice (psd_se_deferred_write). Read when a detector is made.
+MIMODET_API int psd_se_deferred_write();
+
 //! MIMODET_PSD_SE_CHUNK=4096..1048576: vectors per chunk of a depth-first CUDA PSD call
 //! of more than 16384 vectors. 0 (unset): the detector's choice. Read when a detector is
 //! made.

@@ -84,6 +84,36 @@ MIMODET_HD constexpr bool psd_se_shared_rows(int N, int log2P)
     return log2P == 3 || (N > 4 && log2P == 2) || N > 8;
 }
 
+/*!
+ * Whether the CUDA depth-first kernels compute every vector's z = Q^T y in a kernel of
+ * their own before the first pass (psd_se_z_kernel), for N real levels of P = 2^log2P
+ * levels, rather than in the first pass's thread that takes the vector: there a lane
+ * that takes a new vector rotates it while the other lanes of its warp, mid-search, wait,
+ * and with a few tens of nodes a search that happens in most of a warp's steps. With
+ * psd_se_deferred_write, 1.03-1.09x at 4x4 16QAM and 64QAM on an H100
+ * (docs/PERFORMANCE.md). MIMODET_PSD_SE_STORED_Z replaces it.
+ */
+MIMODET_HD constexpr bool psd_se_stored_z(int N, int log2P)
+{
+    (void)N;
+    (void)log2P;
+    return true;
+}
+
+/*!
+ * Whether the CUDA depth-first first pass leaves its vectors' decisions in their
+ * per-vector records for the decision kernel to write with the spread ones, rather than
+ * mapping labels to bits in the lane that ended the search while its warp waits: alone
+ * 1.02-1.04x at 4x4 16QAM and 64QAM on an H100 (docs/PERFORMANCE.md).
+ * MIMODET_PSD_SE_DEFERRED_WRITE replaces it.
+ */
+MIMODET_HD constexpr bool psd_se_deferred_write(int N, int log2P)
+{
+    (void)N;
+    (void)log2P;
+    return true;
+}
+
 //! One received vector's problem: z = R s + noise, R upper triangular with R_kk >= 0.
 struct psd_se_problem {
     const double* R;     //!< N x N, row-major, element (k, j) at R[k N + j]
