@@ -292,10 +292,10 @@ __global__ void __launch_bounds__(k_se_threads)
 /*!
  * Whether a task reads its vector's z, which psd_se_z_kernel stored or, without it, the
  * first pass when the search spread (se_store_z), instead of computing it again
- * (se_load): with 4 or more transmit antennas
- * (NMAX >= 8), where z costs 64 or more multiply-adds; reading made 4x4 64QAM at 5, 10
- * and 15 dB 1.36x, 1.23x and 1.12x faster and 16QAM at 5 dB 1.16x on an H200, where
- * searches spread into many short tasks. With 2 antennas (16 or 32) tasks compute it.
+ * (se_load): with 4 or more transmit antennas (NMAX >= 8), where z costs 64 or more
+ * multiply-adds; reading made 4x4 64QAM at 5, 10 and 15 dB 1.36x, 1.23x and 1.12x faster
+ * and 16QAM at 5 dB 1.16x on an H200, where searches spread into many short tasks. With
+ * 2 antennas (16 or 32) tasks compute it.
  */
 template <int NMAX>
 constexpr bool se_tasks_read_z = NMAX >= 8;
