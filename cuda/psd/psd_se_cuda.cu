@@ -31,6 +31,8 @@
 //    that copies overlap kernels, and MIMODET_PSD_SE_CHUNK sets larger ones). Nearly
 //    every vector ends here, with the CPU's node counts. The search's per-row state is
 //    in registers or in shared memory (psd_se_shared_rows, se_state).
+//    Where psd_se_refill_lanes says, lanes whose searches ended wait until several of
+//    their warp do and take their next vectors together (se_refill_gate): the waves too.
 //    A search may start with a bound (psd_se_start_bound, the CPU's code: the best of a
 //    few fixed-complexity candidates; by default at 4x4 QPSK, psd_se_start_rows).
 //    One still running after psd_se_split_nodes expanded nodes is queued: its best leaf
@@ -129,6 +131,7 @@ struct psd_se_layout {
     double inv_scale; //!< 1 / the constellation's scale (the rows' weights)
     uint32_t node_budget; //!< path metrics per vector; 0: none
     int start_rows;       //!< psd_se_start_bound's rows (psd_start_rows)
+    int refill;           //!< se_refill_gate's lanes (psd_se_refill_lanes; 1: no gate)
     double value[8];  //!< PAM levels, increasing
     int label[8];    //!< PAM label of value[j]
 };
@@ -373,15 +376,57 @@ __device__ inline uint32_t se_first_look(uint32_t limit, uint32_t drain)
     return drain < limit ? drain : limit;
 }
 
-//! The thread's next item: first its own (the grid covers the first items without an
-//! atomic), then from the shared counter.
-__device__ inline int se_next_item(bool& first, unsigned int* counter)
+constexpr unsigned k_se_warp = 0xffffffffu; //!< every lane of a warp
+
+//! The lanes of a warp that take their next item now (0: none), and whether the warp is
+//! done (no lane searching, none waiting for an item).
+struct se_refill {
+    unsigned takers;
+    bool done;
+};
+
+/*!
+ * Lanes that wait for their next item (vector or task) take one together, once `lanes`
+ * of them wait or no lane of the warp searches: a lane that takes an item loads its
+ * problem and starts its search while the other lanes of its warp wait
+ * (psd_se_refill_lanes). Every lane of the warp calls it once per loop iteration of a
+ * Gated kernel (the kernels without the gate let each lane take its item alone).
+ */
+__device__ inline se_refill se_refill_gate(bool waiting, bool searching, int lanes)
+{
+    const unsigned w = __ballot_sync(k_se_warp, waiting);
+    const unsigned s = __ballot_sync(k_se_warp, searching);
+    se_refill r;
+    r.done = w == 0 && s == 0;
+    r.takers = w != 0 && (s == 0 || __popc(w) >= lanes) ? w : 0u;
+    return r;
+}
+
+//! A lane's next item: first the thread's own (the grid covers the first items without
+//! an atomic), then from the shared counter; with takers (se_refill_gate's, every lane of
+//! them calls it) one atomic for them together.
+__device__ inline int se_next_item(bool& first, unsigned takers, unsigned int* counter)
 {
     if (first) {
         first = false;
         return static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     }
-    return static_cast<int>(gridDim.x * blockDim.x + atomicAdd(counter, 1u));
+    if (takers == 0u)
+        return static_cast<int>(gridDim.x * blockDim.x + atomicAdd(counter, 1u));
+    const unsigned lane = threadIdx.x & 31u;
+    const int leader = __ffs(static_cast<int>(takers)) - 1;
+    unsigned base = 0;
+    if (static_cast<int>(lane) == leader)
+        base = atomicAdd(counter, static_cast<unsigned>(__popc(takers)));
+    base = __shfl_sync(takers, base, leader);
+    return static_cast<int>(gridDim.x * blockDim.x + base +
+                            static_cast<unsigned>(__popc(takers & ((1u << lane) - 1u))));
+}
+
+//! Whether this lane is one of takers.
+__device__ inline bool se_takes(unsigned takers)
+{
+    return (takers >> (threadIdx.x & 31u)) & 1u;
 }
 
 /*!
@@ -594,45 +639,70 @@ __device__ inline int se_wave_tasks(const se_work& W, int wave)
     return static_cast<int>(n < W.capacity ? n : W.capacity);
 }
 
+//! Dynamic shared memory of a first-pass or wave launch whose search rows are in shared
+//! memory (se_rows_shared; se_kernels::rows_smem bytes).
+extern __shared__ __align__(16) unsigned char se_dynamic_smem[];
+
+/*!
+ * Row k of one of a state's row arrays in the block's shared memory, the thread's column
+ * (row k at k x k_se_threads elements, so that the lanes of a warp at different rows
+ * read different banks), Offset bytes into se_dynamic_smem. The address comes from the
+ * thread index and constants, so the accesses are shared-memory ones: with a pointer per
+ * array in the state (a generic address), the state sat in local memory and every access
+ * read its pointer there first.
+ */
+template <class T, int Offset>
+struct se_smem_rows {
+    __device__ T& operator[](int k) const
+    {
+        return reinterpret_cast<T*>(
+            se_dynamic_smem + Offset)[k * k_se_threads + static_cast<int>(threadIdx.x)];
+    }
+};
+
+//! psd_se_rows' arrays in shared memory (se_smem_rows), with each row's PAM level (val),
+//! so that an interference term reads one value, not two.
+template <int NMAX>
+struct se_rows_shared {
+    static constexpr int d = NMAX * k_se_threads * static_cast<int>(sizeof(double));
+    static constexpr int c = NMAX * k_se_threads; // bytes of an 8-bit array
+    static constexpr size_t bytes = 4 * d + 3 * c;
+    se_smem_rows<double, 0> pm;
+    se_smem_rows<double, d> b;
+    se_smem_rows<double, 2 * d> pos;
+    se_smem_rows<double, 3 * d> val;
+    se_smem_rows<int8_t, 4 * d> lo;
+    se_smem_rows<int8_t, 4 * d + c> hi;
+    se_smem_rows<uint8_t, 4 * d + 2 * c> sym;
+};
+
 /*!
  * A search state whose rows sit in registers (constant row indices: the unrolled step,
  * one code path per row) or, SharedRows, in the block's shared memory (a run-time row:
- * one code path, whichever row each lane is at). se_rows_memory is the block's shared
- * memory for them.
+ * one code path, whichever row each lane is at; launched with se_rows_shared's bytes of
+ * dynamic shared memory).
  */
 template <int NMAX, bool SharedRows>
-using se_state = psd_se_state<
-    NMAX,
-    std::conditional_t<SharedRows, psd_se_rows_strided<k_se_threads>, psd_se_rows<NMAX>>>;
+using se_state =
+    psd_se_state<NMAX,
+                 std::conditional_t<SharedRows, se_rows_shared<NMAX>, psd_se_rows<NMAX>>>;
 
+/*!
+ * Blocks per SM psd_se_first_kernel asks the compiler to fit with the rows in shared
+ * memory, on an H100 (docs/PERFORMANCE.md): 8 at 4x4 (128 registers and up to 72 bytes
+ * spilled, instead of 130: 7 blocks), 1.06-1.18x at 4x4 16QAM and 64QAM; 10 at 2x2 (96
+ * registers, about 180 bytes spilled, instead of 133), where 8 ran 2x2 64QAM at 5 dB
+ * 0.99x.
+ */
 template <int NMAX, bool SharedRows>
-struct se_rows_memory {
-    static constexpr int n = SharedRows ? NMAX * k_se_threads : 1;
-    double pm[n], b[n], pos[n];
-    double val[n];
-    int8_t lo[n], hi[n];
-    uint8_t sym[n];
-};
+constexpr int k_se_first_blocks = !SharedRows ? 1
+                                  : NMAX == 8 ? 8
+                                  : NMAX == 4 ? 10
+                                              : 1;
 
-//! Points a SharedRows state at the thread's columns of M.
-template <int NMAX, bool SharedRows>
-__device__ inline void se_bind_rows(se_state<NMAX, SharedRows>& st,
-                                    se_rows_memory<NMAX, SharedRows>& M)
-{
-    if constexpr (SharedRows) {
-        const int t = threadIdx.x;
-        st.pm.at = M.pm + t;
-        st.b.at = M.b + t;
-        st.pos.at = M.pos + t;
-        st.val.at = M.val + t;
-        st.lo.at = M.lo + t;
-        st.hi.at = M.hi + t;
-        st.sym.at = M.sym + t;
-    }
-}
-
-template <int NMAX, bool SharedRows>
-__global__ void __launch_bounds__(k_se_threads)
+//! Gated: the lanes of a warp take their vectors together (se_refill_gate, L.refill).
+template <int NMAX, bool SharedRows, bool Gated>
+__global__ void __launch_bounds__(k_se_threads, k_se_first_blocks<NMAX, SharedRows>)
     psd_se_first_kernel(const float2* __restrict__ y,
                         const double* __restrict__ R,
                         const double* __restrict__ Qt,
@@ -660,10 +730,8 @@ __global__ void __launch_bounds__(k_se_threads)
     se_start_deadline(D, budget_ns, call_start, s_start);
 
     __shared__ double s_z[NMAX * k_se_threads];
-    __shared__ se_rows_memory<NMAX, SharedRows> s_rows;
     const int N = L.N;
     se_state<NMAX, SharedRows> st;
-    se_bind_rows<NMAX, SharedRows>(st, s_rows);
     psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P };
     uint8_t out[NMAX]; // a decision handed to psd_bits_of
     int v = -1;
@@ -675,11 +743,27 @@ __global__ void __launch_bounds__(k_se_threads)
     const int n_items = W.items ? static_cast<int>(W.words[w_items]) : n_vec;
     const uint32_t enumerated =
         W.items ? psd_se_enumerated_evaluated(N, L.P) : 0u; // the metrics it computed
+    bool finished = false;                                  // no item left for this lane
     for (;;) {
-        if (v < 0) {
-            v = se_next_item(first, W.words + w_first);
-            if (v >= n_items)
+        unsigned takers = 0;
+        if constexpr (Gated) {
+            const se_refill r = se_refill_gate(v < 0 && !finished, v >= 0, L.refill);
+            if (r.done)
                 break;
+            takers = r.takers;
+        }
+        if (v < 0) {
+            if constexpr (Gated)
+                if (!se_takes(takers))
+                    continue;
+            v = se_next_item(first, takers, W.words + w_first);
+            if (v >= n_items) {
+                if constexpr (!Gated)
+                    break;
+                finished = true;
+                v = -1;
+                continue;
+            }
             if (W.items)
                 v = W.items[v];
             m = static_cast<size_t>(map.matrix_of(v));
@@ -896,7 +980,7 @@ __global__ void __launch_bounds__(k_se_threads, k_se_enum_blocks<N, P>)
  * One wave's tasks (n_tasks of them, wave >= 0), one per thread at a time, the thread
  * taking the next from the wave's counter; see the file's comment.
  */
-template <int NMAX, bool SharedRows>
+template <int NMAX, bool SharedRows, bool Gated>
 __device__ __forceinline__ void se_wave(psd_se_problem& pb,
                                         se_state<NMAX, SharedRows>& st,
                                         se_deadline& D,
@@ -921,17 +1005,35 @@ __device__ __forceinline__ void se_wave(psd_se_problem& pb,
     unsigned int* out_count = W.words + se_wave_count(wave + 1);
     int t = -1;
     bool first = true;
+    bool finished = false; // no task left for this lane
     se_task task;
     uint32_t next = 0; //!< expanded nodes at which the task next looks at spreading
     uint32_t since_refresh = 0;
     uint32_t flushed = 0; //!< the task's metrics already added to its vector's count
     bool over = false;    //!< the vector's node budget is spent
     unsigned long long best_key = 0;
+    // The loop's head is psd_se_first_kernel's, written out: with a function shared by
+    // the two, 4x4 64QAM ran 0.95x on an H100.
     for (;;) {
-        if (t < 0) {
-            t = se_next_item(first, W.words + se_wave_next(wave));
-            if (t >= n_tasks)
+        unsigned takers = 0;
+        if constexpr (Gated) {
+            const se_refill r = se_refill_gate(t < 0 && !finished, t >= 0, L.refill);
+            if (r.done)
                 break;
+            takers = r.takers;
+        }
+        if (t < 0) {
+            if constexpr (Gated)
+                if (!se_takes(takers))
+                    continue;
+            t = se_next_item(first, takers, W.words + se_wave_next(wave));
+            if (t >= n_tasks) {
+                if constexpr (!Gated)
+                    break;
+                finished = true;
+                t = -1;
+                continue;
+            }
             task = tasks[t];
             if (task.v < 0) { // left empty by a reservation that did not fit
                 t = -1;
@@ -1020,7 +1122,7 @@ __device__ __forceinline__ void se_wave(psd_se_problem& pb,
  * instantiations: the barrier's code made a launch per wave slower (2x2 64QAM 5 dB 0.77x,
  * H200).
  */
-template <int NMAX, bool Cooperative, bool SharedRows>
+template <int NMAX, bool Cooperative, bool SharedRows, bool Gated>
 __global__ void __launch_bounds__(k_se_threads)
     psd_se_wave_kernel(const double* __restrict__ z,
                        const float2* __restrict__ y,
@@ -1052,9 +1154,7 @@ __global__ void __launch_bounds__(k_se_threads)
 
     const int N = L.N;
     __shared__ double s_z[se_tasks_read_z<NMAX> ? 1 : NMAX * k_se_threads];
-    __shared__ se_rows_memory<NMAX, SharedRows> s_rows;
     se_state<NMAX, SharedRows> st;
-    se_bind_rows<NMAX, SharedRows>(st, s_rows);
     psd_se_problem pb{ nullptr, nullptr, s_value, nullptr, N, L.P };
     if constexpr (Cooperative) {
         for (int wave = first_wave; wave < end_wave; ++wave) {
@@ -1063,42 +1163,42 @@ __global__ void __launch_bounds__(k_se_threads)
             const int n_tasks = se_wave_tasks<true>(W, wave);
             if (n_tasks == 0)
                 break;
-            se_wave<NMAX, SharedRows>(pb,
-                                      st,
-                                      D,
-                                      L,
-                                      R,
-                                      w,
-                                      z,
-                                      Qt,
-                                      y,
-                                      s_z,
-                                      map,
-                                      W,
-                                      wave,
-                                      n_tasks,
-                                      task_nodes,
-                                      drain_nodes);
+            se_wave<NMAX, SharedRows, Gated>(pb,
+                                             st,
+                                             D,
+                                             L,
+                                             R,
+                                             w,
+                                             z,
+                                             Qt,
+                                             y,
+                                             s_z,
+                                             map,
+                                             W,
+                                             wave,
+                                             n_tasks,
+                                             task_nodes,
+                                             drain_nodes);
             if (wave + 1 < end_wave)
                 cooperative_groups::this_grid().sync();
         }
     } else {
-        se_wave<NMAX, SharedRows>(pb,
-                                  st,
-                                  D,
-                                  L,
-                                  R,
-                                  w,
-                                  z,
-                                  Qt,
-                                  y,
-                                  s_z,
-                                  map,
-                                  W,
-                                  first_wave,
-                                  first_tasks,
-                                  task_nodes,
-                                  drain_nodes);
+        se_wave<NMAX, SharedRows, Gated>(pb,
+                                         st,
+                                         D,
+                                         L,
+                                         R,
+                                         w,
+                                         z,
+                                         Qt,
+                                         y,
+                                         s_z,
+                                         map,
+                                         W,
+                                         first_wave,
+                                         first_tasks,
+                                         task_nodes,
+                                         drain_nodes);
     }
 }
 
@@ -1127,11 +1227,12 @@ __global__ void __launch_bounds__(k_se_threads)
     }
 }
 
-using se_first_fn = decltype(&psd_se_first_kernel<psd_se_max_n, false>);
-using se_wave_fn = decltype(&psd_se_wave_kernel<psd_se_max_n, false, false>);
+using se_first_fn = decltype(&psd_se_first_kernel<psd_se_max_n, false, false>);
+using se_wave_fn = decltype(&psd_se_wave_kernel<psd_se_max_n, false, false, false>);
 using se_z_fn = decltype(&psd_se_z_kernel<psd_se_max_n>);
 
 struct se_kernels {
+    size_t rows_smem; //!< dynamic shared memory of first and wave launches
     se_z_fn z; //!< every vector's z, before the first pass (psd_se_stored_z)
     se_first_fn first;
     se_wave_fn wave;      //!< one wave a launch
@@ -1182,33 +1283,36 @@ se_enum_fn se_pick_enum(const psd_se_layout& L)
     }
 }
 
-template <int NMAX, bool SharedRows>
+template <int NMAX, bool SharedRows, bool Gated>
 se_kernels se_kernels_of()
 {
-    return { psd_se_z_kernel<NMAX>,
-             psd_se_first_kernel<NMAX, SharedRows>,
-             psd_se_wave_kernel<NMAX, false, SharedRows>,
-             psd_se_wave_kernel<NMAX, true, SharedRows> };
+    return { SharedRows ? se_rows_shared<NMAX>::bytes : 0,
+             psd_se_z_kernel<NMAX>,
+             psd_se_first_kernel<NMAX, SharedRows, Gated>,
+             psd_se_wave_kernel<NMAX, false, SharedRows, Gated>,
+             psd_se_wave_kernel<NMAX, true, SharedRows, Gated> };
 }
 
-template <bool SharedRows>
+template <bool SharedRows, bool Gated>
 se_kernels se_pick_state(int N)
 {
     if (N <= 4)
-        return se_kernels_of<4, SharedRows>();
+        return se_kernels_of<4, SharedRows, Gated>();
     if (N <= 8)
-        return se_kernels_of<8, SharedRows>();
-    return se_kernels_of<psd_se_max_n, SharedRows>();
+        return se_kernels_of<8, SharedRows, Gated>();
+    return se_kernels_of<psd_se_max_n, SharedRows, Gated>();
 }
 
 //! The instantiation for N real levels of P = 2^log2P levels: small state for 2 and 4
 //! antennas; the rows in shared memory where psd_se_shared_rows says (or
-//! MIMODET_PSD_SE_SHARED_ROWS).
-se_kernels se_pick(int N, int log2P)
+//! MIMODET_PSD_SE_SHARED_ROWS); the refill gate where refill > 1.
+se_kernels se_pick(int N, int log2P, int refill)
 {
     const int forced = tuning::psd_se_shared_rows();
     const bool shared = forced < 0 ? psd_se_shared_rows(N, log2P) : forced == 1;
-    return shared ? se_pick_state<true>(N) : se_pick_state<false>(N);
+    if (refill > 1)
+        return shared ? se_pick_state<true, true>(N) : se_pick_state<false, true>(N);
+    return shared ? se_pick_state<true, false>(N) : se_pick_state<false, false>(N);
 }
 
 class psd_se_cuda_detector : public cuda_batch_detector
@@ -1227,8 +1331,8 @@ public:
         cudaDeviceProp prop;
         MIMODET_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
         int per_sm = 0;
-        MIMODET_CUDA_CHECK(
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, d_k.first, k_se_threads, 0));
+        MIMODET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, d_k.first, k_se_threads, d_k.rows_smem));
         d_grid = static_cast<size_t>(std::max(per_sm, 1)) * prop.multiProcessorCount;
         if (d_enum) {
             int enum_per_sm = 0;
@@ -1240,7 +1344,7 @@ public:
         // A cooperative launch holds at most the blocks that fit on the GPU at once.
         int wave_per_sm = 0;
         MIMODET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &wave_per_sm, d_k.wave_coop, k_se_threads, 0));
+            &wave_per_sm, d_k.wave_coop, k_se_threads, d_k.rows_smem));
         int coop = 0;
         MIMODET_CUDA_CHECK(
             cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
@@ -1359,24 +1463,25 @@ protected:
                 c.y, Qt, d_L, static_cast<int>(c.n_vec), c.map, z);
             MIMODET_CUDA_CHECK_LAUNCH();
         }
-        d_k.first<<<first_grid, k_se_threads, 0, s>>>(c.y,
-                                                      R,
-                                                      Qt,
-                                                      weights,
-                                                      perm,
-                                                      d_L,
-                                                      static_cast<int>(c.n_vec),
-                                                      c.map,
-                                                      W,
-                                                      z,
-                                                      d_stored_z,
-                                                      d_deferred,
-                                                      c.bits,
-                                                      c.stats,
-                                                      d_enum ? UINT32_MAX : d_split,
-                                                      drain,
-                                                      d_clock.budget_ns(),
-                                                      d_clock.start());
+        const size_t smem = d_k.rows_smem; // the rows in shared memory, if there
+        d_k.first<<<first_grid, k_se_threads, smem, s>>>(c.y,
+                                                         R,
+                                                         Qt,
+                                                         weights,
+                                                         perm,
+                                                         d_L,
+                                                         static_cast<int>(c.n_vec),
+                                                         c.map,
+                                                         W,
+                                                         z,
+                                                         d_stored_z,
+                                                         d_deferred,
+                                                         c.bits,
+                                                         c.stats,
+                                                         d_enum ? UINT32_MAX : d_split,
+                                                         drain,
+                                                         d_clock.budget_ns(),
+                                                         d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
         if (d_enum)
             return;
@@ -1389,6 +1494,7 @@ protected:
             coop.val.cooperative = 1;
             cfg.gridDim = dim3(static_cast<unsigned>(d_coop_grid));
             cfg.blockDim = dim3(k_se_threads);
+            cfg.dynamicSmemBytes = smem;
             cfg.stream = s;
             cfg.attrs = &coop;
             cfg.numAttrs = 1;
@@ -1419,21 +1525,23 @@ protected:
         }
         if (!d_cooperative) {
             for (int w = 0; w < d_L.waves; ++w) {
-                d_k.wave<<<static_cast<unsigned>(d_grid), k_se_threads, 0, s>>>(
-                    z,
-                    c.y,
-                    Qt,
-                    R,
-                    weights,
-                    d_L,
-                    c.map,
-                    W,
-                    w,
-                    w + 1,
-                    d_split,
-                    drain,
-                    d_clock.budget_ns(),
-                    d_clock.start());
+                d_k.wave<<<static_cast<unsigned>(d_grid),
+                           k_se_threads,
+                           d_k.rows_smem,
+                           s>>>(z,
+                                c.y,
+                                Qt,
+                                R,
+                                weights,
+                                d_L,
+                                c.map,
+                                W,
+                                w,
+                                w + 1,
+                                d_split,
+                                drain,
+                                d_clock.budget_ns(),
+                                d_clock.start());
                 MIMODET_CUDA_CHECK_LAUNCH();
             }
         }
@@ -1533,6 +1641,8 @@ detector::sptr make_psd_se_cuda_detector(const detector_config& cfg)
     L.inv_scale = 1.0 / c.scale();
     L.node_budget = psd_node_budget(cfg.psd_node_budget, cfg.n_tx, L.P);
     L.start_rows = psd_start_rows(cfg.psd_start_rows, cfg.n_tx, L.P, true);
+    const int refill = tuning::psd_se_refill();
+    L.refill = refill > 0 ? refill : psd_se_refill_lanes(L.N, L.log2P);
     // Tasks are 1..N-1 rows deep, and a task's own are deeper than it.
     L.waves = std::max(1, L.N - 1);
     // PAM levels in increasing order (the Gray labels are not monotone), as the CPU.
@@ -1545,7 +1655,8 @@ detector::sptr make_psd_se_cuda_detector(const detector_config& cfg)
         L.value[j] = pam[order[j]];
         L.label[j] = order[j];
     }
-    return std::make_shared<psd_se_cuda_detector>(cfg, L, se_pick(L.N, L.log2P));
+    return std::make_shared<psd_se_cuda_detector>(
+        cfg, L, se_pick(L.N, L.log2P, L.refill));
 }
 
 } // namespace core

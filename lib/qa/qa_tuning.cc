@@ -84,6 +84,7 @@ TEST(tuning, integer_switches_default_take_and_refuse)
         { "MIMODET_PSD_SE_SHARED_ROWS", tuning::psd_se_shared_rows, -1, 0, 1 },
         { "MIMODET_PSD_SE_STORED_Z", tuning::psd_se_stored_z, -1, 0, 1 },
         { "MIMODET_PSD_SE_DEFERRED_WRITE", tuning::psd_se_deferred_write, -1, 0, 1 },
+        { "MIMODET_PSD_SE_REFILL", tuning::psd_se_refill, 0, 1, 32 },
         { "MIMODET_PSD_SE_CHUNK", tuning::psd_se_chunk, 0, 4096, 1 << 20 },
         { "MIMODET_FSD_THREADS", tuning::fsd_threads, 0, 1, 256 },
         { "MIMODET_CHUNK_SHARES", tuning::chunk_shares, 0, 1, 8 },

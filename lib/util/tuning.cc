@@ -120,6 +120,12 @@ const std::vector<switch_info>& switches()
           "1: a depth-first CUDA PSD's decision kernel writes the first pass's "
           "decisions; "
           "0: the first pass writes them" },
+        { "MIMODET_PSD_SE_REFILL",
+          "1..32",
+          "8 at 4x4 64QAM, else 1",
+          "lanes of a warp of a depth-first CUDA PSD's first pass or wave of tasks that "
+          "wait for their next item before they take theirs together (all do once none "
+          "of the warp searches); 1: each takes its own as its search ends" },
         { "MIMODET_PSD_SE_CHUNK",
           "4096..1048576",
           "the batch detector's: three streams' shares of the call (enumerated trees "
@@ -191,6 +197,7 @@ int psd_se_cooperative() { return integer("MIMODET_PSD_SE_COOPERATIVE", 0, 1, -1
 int psd_se_shared_rows() { return integer("MIMODET_PSD_SE_SHARED_ROWS", 0, 1, -1); }
 int psd_se_stored_z() { return integer("MIMODET_PSD_SE_STORED_Z", 0, 1, -1); }
 int psd_se_deferred_write() { return integer("MIMODET_PSD_SE_DEFERRED_WRITE", 0, 1, -1); }
+int psd_se_refill() { return integer("MIMODET_PSD_SE_REFILL", 1, 32, 0); }
 int psd_se_chunk() { return integer("MIMODET_PSD_SE_CHUNK", 4096, 1 << 20, 0); }
 
 int chunk_shares() { return integer("MIMODET_CHUNK_SHARES", 1, 8, 0); }

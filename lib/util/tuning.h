@@ -105,6 +105,12 @@ MIMODET_API int psd_se_stored_z();
 //! (unset): the detector's choice (psd_se_deferred_write). Read when a detector is made.
 MIMODET_API int psd_se_deferred_write();
 
+//! MIMODET_PSD_SE_REFILL=1..32: lanes of a warp of a depth-first CUDA PSD's first pass
+//! or wave of tasks that wait for their next item before they take theirs together (all
+//! do once no lane of the warp searches); 1: each takes its own as its search ends. 0
+//! (unset): the detector's choice (psd_se_refill_lanes). Read when a detector is made.
+MIMODET_API int psd_se_refill();
+
 //! MIMODET_PSD_SE_CHUNK=4096..1048576: vectors per chunk of a depth-first CUDA PSD call
 //! of more than 16384 vectors. 0 (unset): the detector's choice. Read when a detector is
 //! made.

@@ -72,7 +72,8 @@ MIMODET_HD constexpr bool psd_se_cooperative_waves(int N, int log2P)
 
 /*!
  * Whether the CUDA depth-first kernels keep a search's per-row state in shared memory
- * (psd_se_rows_strided: one code path whatever row each lane is at) rather than in
+ * (se_rows_shared in cuda/psd/psd_se_cuda.cu: one code path whatever row each lane is
+ * at) rather than in
  * registers (one unrolled code path per row, which lanes at different rows run one after
  * the other), for N real levels of P = 2^log2P levels. On an H100 (docs/PERFORMANCE.md)
  * shared memory was 1.24-1.5x faster at 4x4 16QAM and 64QAM, 1.05-1.23x at 2x2 64QAM
@@ -112,6 +113,20 @@ MIMODET_HD constexpr bool psd_se_deferred_write(int N, int log2P)
     (void)N;
     (void)log2P;
     return true;
+}
+
+/*!
+ * Lanes of a warp of the CUDA depth-first kernels that wait for their next item (a
+ * first-pass vector, a wave's task) before they take theirs together, for N real levels
+ * of P = 2^log2P levels (cuda/psd/psd_se_cuda.cu, se_refill_gate); 1: no gate, each lane
+ * takes its own as its search ends. Taking an item loads its problem and starts its
+ * search while the warp's other lanes wait; the gate costs two warp votes a step. On an
+ * H100 (docs/PERFORMANCE.md) 8 ran 4x4 64QAM 1.16x at 10 dB and 1.06x at 20 dB, 16QAM
+ * 1.04x at 10 dB but 0.98x at 20 dB. MIMODET_PSD_SE_REFILL replaces it.
+ */
+MIMODET_HD constexpr int psd_se_refill_lanes(int N, int log2P)
+{
+    return N == 8 && log2P == 3 ? 8 : 1;
 }
 
 //! One received vector's problem: z = R s + noise, R upper triangular with R_kk >= 0.
@@ -159,25 +174,6 @@ struct psd_se_rows {
     uint8_t sym[NMAX];   //!< current path: sorted-PAM index per row
 };
 
-//! A row array in memory the caller provides, row k at at[k Stride]: one thread's column
-//! of a block's shared memory, so that the lanes of a warp at different rows read
-//! different banks.
-template <class T, int Stride>
-struct psd_se_strided {
-    T* at;
-    MIMODET_HD T& operator[](int k) const { return at[k * Stride]; }
-};
-
-//! psd_se_rows' arrays in the caller's memory (psd_se_strided): indexed by a run-time
-//! row, so that the lanes of a warp at different rows run the same code. val holds the
-//! PAM level of sym, so that an interference term costs one read of it, not two.
-template <int Stride>
-struct psd_se_rows_strided {
-    psd_se_strided<double, Stride> pm, b, pos, val;
-    psd_se_strided<int8_t, Stride> lo, hi;
-    psd_se_strided<uint8_t, Stride> sym;
-};
-
 //! Whether a state's rows hold the PAM level of each row's symbol (val).
 template <class Rows, class = void>
 struct psd_se_has_values : std::false_type {
@@ -206,7 +202,8 @@ MIMODET_HD inline void psd_se_set(const psd_se_problem& pb, State& st, int j, in
         st.val[j] = pb.value[idx];
 }
 
-//! Search state; NMAX >= N. Rows: psd_se_rows<NMAX> or psd_se_rows_strided.
+//! Search state; NMAX >= N. Rows: psd_se_rows<NMAX>, or the CUDA kernels' rows in
+//! shared memory (their arrays indexed by row, each with val, the row's PAM level).
 template <int NMAX, class Rows = psd_se_rows<NMAX>>
 struct psd_se_state : Rows {
     uint8_t best[NMAX];  //!< best leaf so far
