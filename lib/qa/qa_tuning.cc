@@ -217,6 +217,7 @@ TEST(tuning, table_names_every_switch_once)
                            "MIMODET_PSD_SE_SHARED_ROWS",
                            "MIMODET_PSD_SE_STORED_Z",
                            "MIMODET_PSD_SE_DEFERRED_WRITE",
+                           "MIMODET_PSD_SE_REFILL",
                            "MIMODET_PSD_SE_CHUNK",
                            "MIMODET_FSD_THREADS",
                            "MIMODET_CHUNK_SHARES",

@@ -118,8 +118,7 @@ const std::vector<switch_info>& switches()
           "0|1",
           "1 where the search is not preceded by the enumeration, else 0",
           "1: a depth-first CUDA PSD's decision kernel writes the first pass's "
-          "decisions; "
-          "0: the first pass writes them" },
+          "decisions; 0: the first pass writes them" },
         { "MIMODET_PSD_SE_REFILL",
           "1..32",
           "8 at 4x4 64QAM, else 1",

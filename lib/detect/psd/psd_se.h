@@ -73,12 +73,12 @@ MIMODET_HD constexpr bool psd_se_cooperative_waves(int N, int log2P)
 /*!
  * Whether the CUDA depth-first kernels keep a search's per-row state in shared memory
  * (se_rows_shared in cuda/psd/psd_se_cuda.cu: one code path whatever row each lane is
- * at) rather than in
- * registers (one unrolled code path per row, which lanes at different rows run one after
- * the other), for N real levels of P = 2^log2P levels. On an H100 (docs/PERFORMANCE.md)
- * shared memory was 1.24-1.5x faster at 4x4 16QAM and 64QAM, 1.05-1.23x at 2x2 64QAM
- * and 2.4x at 8x8 16QAM; registers 1.00-1.03x at 4x4 QPSK and 1.15x at 2x2 16QAM
- * (searches without a starting bound). MIMODET_PSD_SE_SHARED_ROWS replaces it.
+ * at) rather than in registers (one unrolled code path per row, which lanes at
+ * different rows run one after the other), for N real levels of P = 2^log2P levels. On an
+ * H100 (docs/PERFORMANCE.md) shared memory was 1.24-1.5x faster at 4x4 16QAM and
+ * 64QAM, 1.05-1.23x at 2x2 64QAM and 2.4x at 8x8 16QAM; registers 1.00-1.03x at 4x4 QPSK
+ * and 1.15x at 2x2 16QAM (searches without a starting bound). MIMODET_PSD_SE_SHARED_ROWS
+ * replaces it.
  */
 MIMODET_HD constexpr bool psd_se_shared_rows(int N, int log2P)
 {
