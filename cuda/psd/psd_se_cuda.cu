@@ -21,8 +21,15 @@
 //    decision; the near-ties (degenerate channels) go to the first pass as a list, each
 //    searched in one thread below the bound over every leaf (at most 256 leaves: nothing
 //    to spread, no waves).
-//  z (psd_se_z_kernel, where the enumeration does not run first: psd_se_stored_z): every
-//    vector's z = Q^T y, one thread per vector, which the first pass's threads then read.
+//  first leaf (psd_se_first_leaf_kernel, where the enumeration does not run first and
+//    the search starts without a bound: psd_se_first_leaf): one vector per thread, every
+//    lane on the same code, computes z = Q^T y (stored for the first pass's threads,
+//    psd_se_stored_z), descends to the search's first leaf (the SIC point) and decides
+//    the vector where no other child on that path lies below the leaf's metric
+//    (psd_se_first_leaf_decides: the search would end there). The rest go to the first
+//    pass as a list, each searched from the start.
+//  z (psd_se_z_kernel, where neither runs first: psd_se_stored_z): every vector's z,
+//    one thread per vector, which the first pass's threads then read.
 //  first pass (psd_se_first_kernel): one vector per thread. A persistent grid; each
 //    thread advances its vector one search step per loop iteration and takes the next
 //    vector from a global counter as soon as its own is done, so a warp's lanes stay busy
@@ -739,10 +746,14 @@ __global__ void __launch_bounds__(k_se_threads, k_se_first_blocks<NMAX, SharedRo
     uint32_t next = 0; //!< expanded nodes at which the search next looks at spreading
     unsigned long long best_key = 0;
     bool first = true;
-    // With a list (the vectors psd_se_enum_kernel left), its entries are the items.
+    // With a list (the vectors psd_se_enum_kernel or psd_se_first_leaf_kernel left), its
+    // entries are the items.
     const int n_items = W.items ? static_cast<int>(W.words[w_items]) : n_vec;
-    const uint32_t enumerated =
-        W.items ? psd_se_enumerated_evaluated(N, L.P) : 0u; // the metrics it computed
+    // After the enumeration, the metrics it computed (the first-leaf kernel's items
+    // search from the start).
+    const uint32_t enumerated = W.items && psd_se_enumerates(N, L.P, L.start_rows)
+                                    ? psd_se_enumerated_evaluated(N, L.P)
+                                    : 0u;
     bool finished = false;                                  // no item left for this lane
     for (;;) {
         unsigned takers = 0;
@@ -974,6 +985,89 @@ __global__ void __launch_bounds__(k_se_threads, k_se_enum_blocks<N, P>)
         else
             W.items[atomicAdd(W.words + w_items, 1u)] = v;
     }
+}
+
+/*!
+ * Every vector's z (se_rotate; into z_all, where given, for the first pass and the tasks)
+ * and the decision of each vector whose search ends at its first leaf
+ * (psd_se_first_leaf_decides), left as the first pass leaves its own (se_first_done);
+ * the others go to W.items, which the first pass searches from the start. One thread per
+ * vector, every lane on the same code. For searches that start without a bound (the
+ * steps it replaces are those below an infinite one) and whose node budget, if any, is
+ * above N P (the search looks at it before those steps end). Past the deadline, a
+ * vector gets the SIC point, flagged, as in the first pass.
+ */
+template <int NMAX>
+__global__ void __launch_bounds__(k_se_threads)
+    psd_se_first_leaf_kernel(const float2* __restrict__ y,
+                             const double* __restrict__ R,
+                             const double* __restrict__ Qt,
+                             const double* __restrict__ w,
+                             const uint8_t* __restrict__ perm,
+                             const __grid_constant__ psd_se_layout L,
+                             int n_vec,
+                             const __grid_constant__ segment_map map,
+                             se_work W,
+                             double* __restrict__ z_all,
+                             bool deferred,
+                             uint8_t* __restrict__ bits,
+                             vector_stats* __restrict__ stats,
+                             unsigned long long budget_ns,
+                             unsigned long long* __restrict__ call_start)
+{
+    __shared__ double s_value[8];
+    __shared__ unsigned long long s_start;
+    if (threadIdx.x < L.P)
+        s_value[threadIdx.x] = L.value[threadIdx.x];
+    se_deadline D;
+    se_start_deadline(D, budget_ns, call_start, s_start);
+    const int v =
+        static_cast<int>(blockIdx.x) * k_se_threads + static_cast<int>(threadIdx.x);
+    const unsigned lanes = __ballot_sync(k_se_warp, v < n_vec);
+    if (v >= n_vec)
+        return;
+    const int N = L.N;
+    const size_t m = static_cast<size_t>(map.matrix_of(v));
+    double z[NMAX];
+    se_rotate<NMAX>(L, Qt, y, m, v, z);
+    if (z_all) {
+        double* to = z_all + static_cast<size_t>(v) * N;
+        MIMODET_UNROLL
+        for (int k = 0; k < NMAX; ++k)
+            if (k < N)
+                to[k] = z[k];
+    }
+    const psd_se_problem pb{ R + m * N * N, z, s_value, w + m * N, N, L.P };
+    uint8_t best[NMAX];
+    const bool late = D.out_of_time(0);
+    if (late)
+        psd_sic(R + m * N * N, z, s_value, N, L.P, best);
+    const bool decided = late || psd_se_first_leaf_decides<NMAX>(pb, best);
+    if (decided)
+        se_first_done<NMAX>(L,
+                            W,
+                            deferred,
+                            v,
+                            m,
+                            best,
+                            perm,
+                            bits,
+                            stats,
+                            late ? 0u : static_cast<uint32_t>(N),
+                            static_cast<uint32_t>(late ? N : N * L.P),
+                            late ? 1u : 0u);
+    // The rest to W.items, one atomic per warp.
+    const unsigned rest = __ballot_sync(lanes, !decided);
+    if (rest == 0u)
+        return;
+    const unsigned lane = threadIdx.x & 31u;
+    const int leader = __ffs(static_cast<int>(rest)) - 1;
+    unsigned base = 0;
+    if (static_cast<int>(lane) == leader)
+        base = atomicAdd(W.words + w_items, static_cast<unsigned>(__popc(rest)));
+    base = __shfl_sync(lanes, base, leader);
+    if (!decided)
+        W.items[base + static_cast<unsigned>(__popc(rest & ((1u << lane) - 1u)))] = v;
 }
 
 /*!
@@ -1230,10 +1324,13 @@ __global__ void __launch_bounds__(k_se_threads)
 using se_first_fn = decltype(&psd_se_first_kernel<psd_se_max_n, false, false>);
 using se_wave_fn = decltype(&psd_se_wave_kernel<psd_se_max_n, false, false, false>);
 using se_z_fn = decltype(&psd_se_z_kernel<psd_se_max_n>);
+using se_first_leaf_fn = decltype(&psd_se_first_leaf_kernel<psd_se_max_n>);
 
 struct se_kernels {
     size_t rows_smem; //!< dynamic shared memory of first and wave launches
     se_z_fn z; //!< every vector's z, before the first pass (psd_se_stored_z)
+    //! every vector's z and the first-leaf decisions, before the first pass
+    se_first_leaf_fn first_leaf;
     se_first_fn first;
     se_wave_fn wave;      //!< one wave a launch
     se_wave_fn wave_coop; //!< every wave in one cooperative launch
@@ -1288,6 +1385,7 @@ se_kernels se_kernels_of()
 {
     return { SharedRows ? se_rows_shared<NMAX>::bytes : 0,
              psd_se_z_kernel<NMAX>,
+             psd_se_first_leaf_kernel<NMAX>,
              psd_se_first_kernel<NMAX, SharedRows, Gated>,
              psd_se_wave_kernel<NMAX, false, SharedRows, Gated>,
              psd_se_wave_kernel<NMAX, true, SharedRows, Gated> };
@@ -1362,6 +1460,13 @@ public:
         const int deferred = tuning::psd_se_deferred_write();
         d_deferred = !d_enum &&
                      (deferred < 0 ? psd_se_deferred_write(L.N, L.log2P) : deferred == 1);
+        // psd_se_first_leaf_decides is the first steps of a search below an infinite
+        // bound, between two looks at the node budget.
+        const int first_leaf = tuning::psd_se_first_leaf();
+        d_first_leaf =
+            !d_enum && L.start_rows == 0 &&
+            (L.node_budget == 0 || L.node_budget > static_cast<uint32_t>(L.N * L.P)) &&
+            (first_leaf < 0 ? psd_se_first_leaf(L.N, L.log2P) : first_leaf == 1);
 
         d_sms = prop.multiProcessorCount;
         d_chunk = static_cast<size_t>(tuning::psd_se_chunk());
@@ -1379,7 +1484,7 @@ protected:
         d_perm.reserve(n_mat * k_psd_max_n);
         d_vec.reserve(std::max<size_t>(n_vec, 1));
         d_queued.reserve(std::max<size_t>(n_vec, 1));
-        if (d_enum)
+        if (d_enum || d_first_leaf)
             d_items.reserve(std::max<size_t>(n_vec, 1));
         // A chunk holds at most the whole batch and, but for one matrix's vectors, at
         // most chunk_vectors(n_vec) (single-copy calls: the batch). Searches spread
@@ -1456,7 +1561,29 @@ protected:
         const uint32_t drain = d_enum                            ? UINT32_MAX
                                : c.n_vec < d_grid * k_se_threads ? d_drain_sparse
                                                                  : d_drain;
-        if (d_stored_z) {
+        if (d_first_leaf) {
+            // The vectors whose search ends at its first leaf are decided here; the first
+            // pass searches the rest (W.items). This kernel stores every z.
+            W.items = d_items.get() + c.v0;
+            const unsigned grid =
+                static_cast<unsigned>((c.n_vec + k_se_threads - 1) / k_se_threads);
+            d_k.first_leaf<<<grid, k_se_threads, 0, s>>>(c.y,
+                                                         R,
+                                                         Qt,
+                                                         weights,
+                                                         perm,
+                                                         d_L,
+                                                         static_cast<int>(c.n_vec),
+                                                         c.map,
+                                                         W,
+                                                         d_stored_z ? z : nullptr,
+                                                         d_deferred,
+                                                         c.bits,
+                                                         c.stats,
+                                                         d_clock.budget_ns(),
+                                                         d_clock.start());
+            MIMODET_CUDA_CHECK_LAUNCH();
+        } else if (d_stored_z) {
             const unsigned z_grid =
                 static_cast<unsigned>((c.n_vec + k_se_threads - 1) / k_se_threads);
             d_k.z<<<z_grid, k_se_threads, 0, s>>>(
@@ -1612,6 +1739,7 @@ private:
     size_t d_coop_grid = 0;     //!< blocks of the waves' cooperative launch
     bool d_cooperative = false; //!< all waves in one cooperative launch
     bool d_stored_z = false;    //!< psd_se_z_kernel before the first pass
+    bool d_first_leaf = false;  //!< psd_se_first_leaf_kernel before the first pass
     bool d_deferred = false; //!< the first pass's decisions written by the write kernel
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
     int d_sms = 0;

@@ -803,17 +803,19 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
     // and with the first pass's decisions written by the decision kernel or by the
     // first pass (MIMODET_PSD_SE_DEFERRED_WRITE), and with the lanes of a warp taking
     // their next vector or task one by one or in groups of 8 or 32
-    // (MIMODET_PSD_SE_REFILL; 32: once no lane of the warp searches). Sanitizer
+    // (MIMODET_PSD_SE_REFILL; 32: once no lane of the warp searches), and with the
+    // vectors whose search ends at its first leaf decided before the first pass or by it
+    // (MIMODET_PSD_SE_FIRST_LEAF). Sanitizer
     // sizes: a tenth of the matrices (the first shape still has about 80 searches of
     // more than 1000 nodes).
     struct setting {
-        const char *shared_rows, *stored_z, *deferred, *refill;
+        const char *shared_rows, *stored_z, *deferred, *refill, *first_leaf;
     };
-    for (const auto& [shared_rows, stored_z, deferred, refill] :
-         { setting{ "0", "1", "1", "8" },
-           setting{ "1", "1", "1", "8" },
-           setting{ "1", "0", "0", "32" },
-           setting{ "1", "1", "0", "1" } })
+    for (const auto& [shared_rows, stored_z, deferred, refill, first_leaf] :
+         { setting{ "0", "1", "1", "8", "1" },
+           setting{ "1", "1", "1", "8", "0" },
+           setting{ "1", "0", "0", "32", "1" },
+           setting{ "1", "1", "0", "1", "1" } })
         for (const se_shape& sh : { se_shape{ 4, modulation::qam64, -5.0, 8.0, 300 },
                                     se_shape{ 4, modulation::qam64, 15.0, 25.0, 600 },
                                     se_shape{ 4, modulation::qam16, 0.0, 25.0, 300 },
@@ -823,6 +825,7 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
             const qa::env_override z("MIMODET_PSD_SE_STORED_Z", stored_z);
             const qa::env_override write("MIMODET_PSD_SE_DEFERRED_WRITE", deferred);
             const qa::env_override take("MIMODET_PSD_SE_REFILL", refill);
+            const qa::env_override leaf("MIMODET_PSD_SE_FIRST_LEAF", first_leaf);
             const auto b = sh.batch(10, 1400);
             auto gpu = sh.psd("cuda");
             auto cpu = sh.psd("cpu");
@@ -834,7 +837,8 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
                     std::to_string(sh.nt) + "x" + std::to_string(sh.nt) + " " +
                     to_string(sh.mod) + " snr " + std::to_string(sh.snr_lo) + " call " +
                     std::to_string(call) + " shared rows " + shared_rows + " stored z " +
-                    stored_z + " deferred " + deferred + " refill " + refill;
+                    stored_z + " deferred " + deferred + " refill " + refill +
+                    " first leaf " + first_leaf;
                 ASSERT_EQ(r.g, r.c) << what;
                 size_t long_searches = 0, differ = 0;
                 for (size_t v = 0; v < n_vec; ++v) {

@@ -653,6 +653,48 @@ TEST(psd_se, cpu_search_is_the_step_loop)
     EXPECT_GT(no_leaf, 300);
 }
 
+TEST(psd_se, first_leaf_decides_where_the_search_ends_at_its_first_leaf)
+{
+    // psd_se_first_leaf_decides (the CUDA first-leaf kernel's test) against the search
+    // without a bound, 1x1 to 4x4 (N = 2..8), QPSK to 64QAM, with se_draw's degenerate
+    // rows and noise from far below to far above the levels' spacing: it decides exactly
+    // the vectors whose search expands N nodes and finds a leaf (the first), with that
+    // leaf; as the GPU compiles it (NMAX 8, unrolled) and as the CPU would (NMAX 16).
+    std::mt19937_64 rng(2027);
+    int decided = 0, searched = 0;
+    for (const int N : { 2, 4, 6, 8 })
+        for (const auto mod :
+             { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
+            const constellation& c = constellation::get(mod);
+            se_instance in = se_problem_of(mod);
+            in.N = N;
+            for (int t = 0; t < 400; ++t) {
+                SCOPED_TRACE(std::to_string(N) + " levels " + to_string(mod) +
+                             " instance " + std::to_string(t));
+                const double noise[] = { 0.01, 0.1, 0.3, 1.0 };
+                se_draw(in, rng, c, t, t % 3 == 0 ? 0.02 : 0.5, noise[t % 4]);
+                const auto ref = se_search<core::psd_se_max_n, false>(in);
+                const bool ends_at_first = ref.expanded == static_cast<uint32_t>(N) &&
+                                           ref.d2 < core::psd_se_inf();
+                uint8_t narrow[8] = {}, wide[core::psd_se_max_n] = {};
+                const bool gpu = core::psd_se_first_leaf_decides<8>(in.problem(), narrow);
+                const bool cpu = core::psd_se_first_leaf_decides(in.problem(), wide);
+                ASSERT_EQ(gpu, ends_at_first);
+                ASSERT_EQ(cpu, ends_at_first);
+                if (ends_at_first) {
+                    EXPECT_EQ(ref.evaluated, static_cast<uint32_t>(N * in.P));
+                    EXPECT_TRUE(std::equal(ref.best, ref.best + N, narrow));
+                    EXPECT_TRUE(std::equal(ref.best, ref.best + N, wide));
+                }
+                decided += ends_at_first;
+                searched += !ends_at_first;
+            }
+        }
+    // Both outcomes must be common, or the test shows less.
+    EXPECT_GT(decided, 1000);
+    EXPECT_GT(searched, 1000);
+}
+
 TEST(psd, starting_bound_keeps_decisions_and_cuts_nodes)
 {
     // The CPU PSD (depth-first set) with starting bounds of 0..3 rows on the same

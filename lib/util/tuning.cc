@@ -119,6 +119,13 @@ const std::vector<switch_info>& switches()
           "1 where the search is not preceded by the enumeration, else 0",
           "1: a depth-first CUDA PSD's decision kernel writes the first pass's "
           "decisions; 0: the first pass writes them" },
+        { "MIMODET_PSD_SE_FIRST_LEAF",
+          "0|1",
+          "1 where the search is not preceded by the enumeration and starts without a "
+          "bound, but not at 64QAM with 4 or more transmit antennas; else 0",
+          "1: a depth-first CUDA PSD decides the vectors whose search ends at its first "
+          "leaf, and computes every vector's z, in a kernel before the first pass; 0: "
+          "the first pass searches every vector" },
         { "MIMODET_PSD_SE_REFILL",
           "1..32",
           "8 at 4x4 64QAM, else 1",
@@ -196,6 +203,7 @@ int psd_se_cooperative() { return integer("MIMODET_PSD_SE_COOPERATIVE", 0, 1, -1
 int psd_se_shared_rows() { return integer("MIMODET_PSD_SE_SHARED_ROWS", 0, 1, -1); }
 int psd_se_stored_z() { return integer("MIMODET_PSD_SE_STORED_Z", 0, 1, -1); }
 int psd_se_deferred_write() { return integer("MIMODET_PSD_SE_DEFERRED_WRITE", 0, 1, -1); }
+int psd_se_first_leaf() { return integer("MIMODET_PSD_SE_FIRST_LEAF", 0, 1, -1); }
 int psd_se_refill() { return integer("MIMODET_PSD_SE_REFILL", 1, 32, 0); }
 int psd_se_chunk() { return integer("MIMODET_PSD_SE_CHUNK", 4096, 1 << 20, 0); }
 

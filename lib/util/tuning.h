@@ -105,6 +105,12 @@ MIMODET_API int psd_se_stored_z();
 //! (unset): the detector's choice (psd_se_deferred_write). Read when a detector is made.
 MIMODET_API int psd_se_deferred_write();
 
+//! MIMODET_PSD_SE_FIRST_LEAF=0|1: 1 decides the vectors of a depth-first CUDA PSD chunk
+//! whose search ends at its first leaf in a kernel before the first pass, which also
+//! computes every vector's z; 0: the first pass searches every vector. -1 (unset): the
+//! detector's choice (psd_se_first_leaf). Read when a detector is made.
+MIMODET_API int psd_se_first_leaf();
+
 //! MIMODET_PSD_SE_REFILL=1..32: lanes of a warp of a depth-first CUDA PSD's first pass
 //! or wave of tasks that wait for their next item before they take theirs together (all
 //! do once no lane of the warp searches); 1: each takes its own as its search ends. 0

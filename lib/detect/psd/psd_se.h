@@ -129,6 +129,21 @@ MIMODET_HD constexpr int psd_se_refill_lanes(int N, int log2P)
     return N == 8 && log2P == 3 ? 8 : 1;
 }
 
+/*!
+ * Whether the CUDA depth-first kernels decide the vectors whose search ends at its first
+ * leaf in a kernel of their own before the first pass (psd_se_first_leaf_decides, every
+ * lane on the same code), which also computes every vector's z; the first pass then
+ * searches the rest. For N real levels of P = 2^log2P levels where the search starts
+ * without a bound. On an H100 (docs/PERFORMANCE.md) it ran 4x4 16QAM 1.10x at 20 dB and
+ * 0.99x at 5-15 dB, 2x2 64QAM 1.05-1.07x, 8x8 16QAM 1.01x, but 4x4 64QAM 0.98x at 15
+ * and 20 dB (1.07x at 25 dB): not at 64QAM with 4 or more antennas.
+ * MIMODET_PSD_SE_FIRST_LEAF replaces it.
+ */
+MIMODET_HD constexpr bool psd_se_first_leaf(int N, int log2P)
+{
+    return !(log2P == 3 && N >= 8);
+}
+
 //! One received vector's problem: z = R s + noise, R upper triangular with R_kk >= 0.
 struct psd_se_problem {
     const double* R;     //!< N x N, row-major, element (k, j) at R[k N + j]
@@ -457,6 +472,52 @@ MIMODET_HD inline bool psd_se_step(const psd_se_problem& pb,
     else
         psd_se_step_at(pb, st, st.k, ps);
     return st.k < st.top;
+}
+
+/*!
+ * The first 2N - 1 steps of psd_se_begin(pb, st, N, nullptr, 0.0, +inf) and psd_se_step
+ * in straight-line form: the descent to the search's first leaf (the SIC point) and, at
+ * rows 1..N-1, the next child in sorted order. True where that leaf's metric is finite
+ * and none of those children lies below it: the search then ends with that leaf
+ * (written to best), N nodes expanded and N P metrics evaluated, and nothing else. False:
+ * the search decides. Every lane runs the same code, so a warp decides 32 such vectors at
+ * once (the CUDA first-leaf kernel), where the search's steps run the lanes at different
+ * rows one after the other.
+ */
+template <int NMAX>
+MIMODET_HD inline bool psd_se_first_leaf_decides(const psd_se_problem& pb,
+                                                 uint8_t (&best)[NMAX])
+{
+    psd_se_state<NMAX> st;
+    st.expanded = 0;
+    st.evaluated = 0;
+    double m = 0.0; // the path's metric
+    MIMODET_UNROLL
+    for (int k = NMAX - 1; k >= 0; --k) {
+        if (k >= pb.N)
+            continue;
+        psd_se_start_level(pb, st, k, m);
+        int idx = 0;
+        psd_se_next(pb, st, k, idx, m);
+        // Not inside an infinite radius (NaN, +inf): the search turns back here.
+        if (!(m < psd_se_inf()))
+            return false;
+        psd_se_set(pb, st, k, idx);
+    }
+    MIMODET_UNROLL
+    for (int k = 1; k < NMAX; ++k) {
+        if (k >= pb.N)
+            continue;
+        int idx = 0;
+        double next = 0.0;
+        if (psd_se_next(pb, st, k, idx, next) && next < m)
+            return false;
+    }
+    MIMODET_UNROLL
+    for (int j = 0; j < NMAX; ++j)
+        if (j < pb.N)
+            best[j] = st.sym[j];
+    return true;
 }
 
 /*!
