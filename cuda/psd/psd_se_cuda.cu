@@ -50,7 +50,8 @@
 //    Drain rule: once every vector has its thread, threads only leave, and the lanes idle
 //    until the launch's longest searches end; from then on a search spreads after
 //    psd_se_drain_nodes (psd_se_drain_nodes_sparse where the chunk has fewer vectors than
-//    the grid holds threads, one 20 MHz slot: most of the GPU is idle from the start),
+//    the grid holds threads, one 20 MHz slot, or the first-leaf kernel leaves the first
+//    pass fewer: most of the GPU is idle from the start),
 //    so the next wave shares it over the whole GPU (psd_se_drains: not for trees of at
 //    most 256 leaves, whose searches are short).
 //  waves (psd_se_wave_kernel, N-1 at most): a launch each or, where searches rarely
@@ -726,6 +727,7 @@ __global__ void __launch_bounds__(k_se_threads, k_se_first_blocks<NMAX, SharedRo
                         vector_stats* __restrict__ stats,
                         uint32_t first_nodes,
                         uint32_t drain_nodes,
+                        uint32_t drain_sparse_nodes,
                         unsigned long long budget_ns,
                         unsigned long long* __restrict__ call_start)
 {
@@ -749,6 +751,11 @@ __global__ void __launch_bounds__(k_se_threads, k_se_first_blocks<NMAX, SharedRo
     // With a list (the vectors psd_se_enum_kernel or psd_se_first_leaf_kernel left), its
     // entries are the items.
     const int n_items = W.items ? static_cast<int>(W.words[w_items]) : n_vec;
+    // A list shorter than the grid holds threads (the first-leaf kernel's) leaves the
+    // rest of the grid idle from the start, as a launch of fewer vectors does.
+    if (W.items && drain_nodes != UINT32_MAX &&
+        static_cast<long long>(n_items) < static_cast<long long>(gridDim.x) * blockDim.x)
+        drain_nodes = drain_sparse_nodes;
     // After the enumeration, the metrics it computed (the first-leaf kernel's items
     // search from the start).
     const uint32_t enumerated = W.items && psd_se_enumerates(N, L.P, L.start_rows)
@@ -1607,6 +1614,7 @@ protected:
                                                          c.stats,
                                                          d_enum ? UINT32_MAX : d_split,
                                                          drain,
+                                                         d_drain_sparse,
                                                          d_clock.budget_ns(),
                                                          d_clock.start());
         MIMODET_CUDA_CHECK_LAUNCH();
