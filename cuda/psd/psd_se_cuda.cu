@@ -277,6 +277,18 @@ __device__ inline void se_load_stored(psd_se_problem& pb,
     se_point_at(pb, L, R, w, z, m);
 }
 
+//! Vector v's z (se_rotate's, N values) into z_all, N a vector.
+template <int NMAX>
+__device__ inline void
+se_store_rotated(int N, int v, const double (&z)[NMAX], double* z_all)
+{
+    double* to = z_all + static_cast<size_t>(v) * N;
+    MIMODET_UNROLL
+    for (int k = 0; k < NMAX; ++k)
+        if (k < N)
+            to[k] = z[k];
+}
+
 //! Every vector's z (se_rotate) into z_all, N a vector: one thread per vector.
 template <int NMAX>
 __global__ void __launch_bounds__(k_se_threads)
@@ -293,11 +305,7 @@ __global__ void __launch_bounds__(k_se_threads)
         return;
     double z[NMAX];
     se_rotate<NMAX>(L, Qt, y, static_cast<size_t>(map.matrix_of(v)), v, z);
-    double* to = z_all + static_cast<size_t>(v) * L.N;
-    MIMODET_UNROLL
-    for (int k = 0; k < NMAX; ++k)
-        if (k < L.N)
-            to[k] = z[k];
+    se_store_rotated<NMAX>(L.N, v, z, z_all);
 }
 
 /*!
@@ -1037,13 +1045,8 @@ __global__ void __launch_bounds__(k_se_threads)
     const size_t m = static_cast<size_t>(map.matrix_of(v));
     double z[NMAX];
     se_rotate<NMAX>(L, Qt, y, m, v, z);
-    if (z_all) {
-        double* to = z_all + static_cast<size_t>(v) * N;
-        MIMODET_UNROLL
-        for (int k = 0; k < NMAX; ++k)
-            if (k < N)
-                to[k] = z[k];
-    }
+    if (z_all)
+        se_store_rotated<NMAX>(N, v, z, z_all);
     const psd_se_problem pb{ R + m * N * N, z, s_value, w + m * N, N, L.P };
     uint8_t best[NMAX];
     const bool late = D.out_of_time(0);

@@ -95,8 +95,9 @@ MIMODET_API int psd_se_cooperative();
 MIMODET_API int psd_se_shared_rows();
 
 //! MIMODET_PSD_SE_STORED_Z=0|1: 1 computes every vector's z = Q^T y of a depth-first
-//! CUDA PSD chunk in a kernel of its own before the first pass, whose threads then read
-//! it; 0: each first-pass thread computes its vector's. -1 (unset): the detector's choice
+//! CUDA PSD chunk in a kernel before the first pass (its own, or the first-leaf kernel
+//! where that runs), whose threads then read it; 0: each first-pass thread computes its
+//! vector's. -1 (unset): the detector's choice
 //! (psd_se_stored_z). Read when a detector is made.
 MIMODET_API int psd_se_stored_z();
 

@@ -86,11 +86,12 @@ MIMODET_HD constexpr bool psd_se_shared_rows(int N, int log2P)
 }
 
 /*!
- * Whether the CUDA depth-first kernels compute every vector's z = Q^T y in a kernel of
- * their own before the first pass (psd_se_z_kernel), for N real levels of P = 2^log2P
- * levels, rather than in the first pass's thread that takes the vector: there a lane
- * that takes a new vector rotates it while the other lanes of its warp, mid-search, wait,
- * and with a few tens of nodes a search that happens in most of a warp's steps. With
+ * Whether the CUDA depth-first kernels compute every vector's z = Q^T y in a kernel
+ * before the first pass (psd_se_z_kernel, or the first-leaf kernel where that runs:
+ * psd_se_first_leaf), for N real levels of P = 2^log2P levels, rather than in the first
+ * pass's thread that takes the vector: there a lane that takes a new vector rotates it
+ * while the other lanes of its warp, mid-search, wait, and with a few tens of nodes a
+ * search that happens in most of a warp's steps. With
  * psd_se_deferred_write, 1.03-1.09x at 4x4 16QAM and 64QAM on an H100
  * (docs/PERFORMANCE.md). MIMODET_PSD_SE_STORED_Z replaces it.
  */
