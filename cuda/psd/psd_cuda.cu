@@ -90,6 +90,7 @@
 // so both backends stop a vector at the same count with the same flagged decision.
 
 #include "cuda/common/batch_detector.h"
+#include "cuda/common/dependent_launch.cuh"
 #include "cuda/common/device_math.cuh"
 #include "cuda/psd/psd_cuda.h"
 #include "cuda/psd/psd_device.cuh"
@@ -639,6 +640,7 @@ __global__ void __launch_bounds__(k_psd_prep_threads)
                           double* __restrict__ w,
                           double inv_scale)
 {
+    dependent_launch_allow(); // the depth-first search's kernels follow
     const int m = blockIdx.x * blockDim.x + threadIdx.x;
     if (m >= n_mat)
         return;
@@ -700,6 +702,7 @@ __global__ void __launch_bounds__(k_psd_prep_lane_threads)
                                 double* __restrict__ wo,
                                 double inv_scale)
 {
+    dependent_launch_allow(); // the depth-first search's kernels follow
     constexpr int nt = NT_C, nrx = NRX_C, N = 2 * nt, M = 2 * nrx;
     static_assert(N == 4 || N == 8, "lane groups of 4 or 8 lanes");
     const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;

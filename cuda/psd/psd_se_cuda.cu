@@ -93,6 +93,7 @@
 // search the best leaf may differ from the CPU's; both are flagged.
 
 #include "cuda/common/batch_detector.h"
+#include "cuda/common/dependent_launch.cuh"
 #include "cuda/common/device_math.cuh"
 #include "cuda/psd/psd_cuda.h"
 #include "cuda/psd/psd_device.cuh"
@@ -289,6 +290,15 @@ se_store_rotated(int N, int v, const double (&z)[NMAX], double* z_all)
             to[k] = z[k];
 }
 
+//! First in every kernel of this file, which may be launched as a dependent of the
+//! kernel before it on the stream (psd_se_dependent_launch): waits for that kernel's
+//! writes, then lets the next kernel's blocks be dispatched.
+__device__ __forceinline__ void se_kernel_entry()
+{
+    dependent_launch_wait();
+    dependent_launch_allow();
+}
+
 //! Every vector's z (se_rotate) into z_all, N a vector: one thread per vector.
 template <int NMAX>
 __global__ void __launch_bounds__(k_se_threads)
@@ -299,6 +309,7 @@ __global__ void __launch_bounds__(k_se_threads)
                     const __grid_constant__ segment_map map,
                     double* __restrict__ z_all)
 {
+    se_kernel_entry();
     const int v =
         static_cast<int>(blockIdx.x) * k_se_threads + static_cast<int>(threadIdx.x);
     if (v >= n_vec)
@@ -739,6 +750,7 @@ __global__ void __launch_bounds__(k_se_threads, k_se_first_blocks<NMAX, SharedRo
                         unsigned long long budget_ns,
                         unsigned long long* __restrict__ call_start)
 {
+    se_kernel_entry();
     __shared__ double s_value[8];
     __shared__ unsigned long long s_start;
     if (threadIdx.x < L.P)
@@ -959,6 +971,7 @@ __global__ void __launch_bounds__(k_se_threads, k_se_enum_blocks<N, P>)
                        unsigned long long budget_ns,
                        unsigned long long* __restrict__ call_start)
 {
+    se_kernel_entry();
     __shared__ double s_value[P];
     __shared__ unsigned long long s_start;
     if (threadIdx.x < P)
@@ -1030,6 +1043,7 @@ __global__ void __launch_bounds__(k_se_threads)
                              unsigned long long budget_ns,
                              unsigned long long* __restrict__ call_start)
 {
+    se_kernel_entry();
     __shared__ double s_value[8];
     __shared__ unsigned long long s_start;
     if (threadIdx.x < L.P)
@@ -1243,6 +1257,7 @@ __global__ void __launch_bounds__(k_se_threads)
                        unsigned long long budget_ns,
                        unsigned long long* __restrict__ call_start)
 {
+    se_kernel_entry();
     // A wave without tasks ends the search (tasks come only from the wave before), and
     // its blocks leave before any set-up (the count is the same for every thread, so none
     // waits at the barrier below).
@@ -1316,6 +1331,7 @@ __global__ void __launch_bounds__(k_se_threads)
                         uint8_t* __restrict__ bits,
                         vector_stats* __restrict__ stats)
 {
+    se_kernel_entry();
     // n_all > 0: every vector of the chunk, the first pass's deferred ones with the
     // queued ones (se_first_done).
     const unsigned int n_q =
@@ -1477,6 +1493,10 @@ public:
             !d_enum && L.start_rows == 0 &&
             (L.node_budget == 0 || L.node_budget > static_cast<uint32_t>(L.N * L.P)) &&
             (first_leaf < 0 ? psd_se_first_leaf(L.N, L.log2P) : first_leaf == 1);
+        const int dependent = tuning::psd_se_dependent_launch();
+        d_dependent =
+            dependent_launch_supported() &&
+            (dependent < 0 ? psd_se_dependent_launch(L.N, L.log2P) : dependent == 1);
 
         d_sms = prop.multiProcessorCount;
         d_chunk = static_cast<size_t>(tuning::psd_se_chunk());
@@ -1521,10 +1541,6 @@ protected:
         double* Qt = d_Qt.get() + c.m0 * N * M;
         double* weights = d_w.get() + c.m0 * N;
         uint8_t* perm = d_perm.get() + c.m0 * k_psd_max_n;
-        launch_psd_preprocess(
-            s, c.H, static_cast<int>(c.n_mat), d_L.nrx, d_L.nt, d_sorted, R, Qt, perm,
-            weights, d_L.inv_scale);
-        MIMODET_CUDA_CHECK_LAUNCH();
         double* z = d_z.get() + c.v0 * N; // the spread searches' z, for their tasks
         // Per stream: counters and task lists. Launches on a stream run in order, so
         // resetting them on the stream before each chunk is safe while other streams run.
@@ -1539,26 +1555,46 @@ protected:
         W.capacity = static_cast<unsigned int>(d_capacity);
         MIMODET_CUDA_CHECK(cudaMemsetAsync(W.words, 0, k_se_words * sizeof(unsigned int), s));
         d_clock.arm(s, c.m0 == 0);
+        // From here on a kernel follows a kernel: the search's kernels may be dependent
+        // launches (d_dependent).
+        launch_psd_preprocess(s,
+                              c.H,
+                              static_cast<int>(c.n_mat),
+                              d_L.nrx,
+                              d_L.nt,
+                              d_sorted,
+                              R,
+                              Qt,
+                              perm,
+                              weights,
+                              d_L.inv_scale);
+        MIMODET_CUDA_CHECK_LAUNCH();
+        const dim3 block(k_se_threads);
         if (d_enum) {
             // The enumeration decides nearly every vector; the first pass searches the
             // rest (W.items).
             W.items = d_items.get() + c.v0;
             const unsigned enum_grid = static_cast<unsigned>(
                 std::min((c.n_vec + k_se_threads - 1) / k_se_threads, d_enum_grid));
-            d_enum<<<enum_grid, k_se_threads, 0, s>>>(c.y,
-                                                      R,
-                                                      Qt,
-                                                      weights,
-                                                      perm,
-                                                      d_L,
-                                                      static_cast<int>(c.n_vec),
-                                                      c.map,
-                                                      W,
-                                                      c.bits,
-                                                      c.stats,
-                                                      d_clock.budget_ns(),
-                                                      d_clock.start());
-            MIMODET_CUDA_CHECK_LAUNCH();
+            launch_kernel(d_enum,
+                          enum_grid,
+                          block,
+                          0,
+                          s,
+                          d_dependent,
+                          c.y,
+                          R,
+                          Qt,
+                          weights,
+                          perm,
+                          d_L,
+                          static_cast<int>(c.n_vec),
+                          c.map,
+                          W,
+                          c.bits,
+                          c.stats,
+                          d_clock.budget_ns(),
+                          d_clock.start());
         }
         // After the enumeration, the first pass takes its few near-ties on a small grid,
         // each search in one thread (at most 2^8 leaves below a bound that keeps only the
@@ -1577,50 +1613,69 @@ protected:
             W.items = d_items.get() + c.v0;
             const unsigned grid =
                 static_cast<unsigned>((c.n_vec + k_se_threads - 1) / k_se_threads);
-            d_k.first_leaf<<<grid, k_se_threads, 0, s>>>(c.y,
-                                                         R,
-                                                         Qt,
-                                                         weights,
-                                                         perm,
-                                                         d_L,
-                                                         static_cast<int>(c.n_vec),
-                                                         c.map,
-                                                         W,
-                                                         d_stored_z ? z : nullptr,
-                                                         d_deferred,
-                                                         c.bits,
-                                                         c.stats,
-                                                         d_clock.budget_ns(),
-                                                         d_clock.start());
-            MIMODET_CUDA_CHECK_LAUNCH();
+            launch_kernel(d_k.first_leaf,
+                          grid,
+                          block,
+                          0,
+                          s,
+                          d_dependent,
+                          c.y,
+                          R,
+                          Qt,
+                          weights,
+                          perm,
+                          d_L,
+                          static_cast<int>(c.n_vec),
+                          c.map,
+                          W,
+                          d_stored_z ? z : nullptr,
+                          d_deferred,
+                          c.bits,
+                          c.stats,
+                          d_clock.budget_ns(),
+                          d_clock.start());
         } else if (d_stored_z) {
             const unsigned z_grid =
                 static_cast<unsigned>((c.n_vec + k_se_threads - 1) / k_se_threads);
-            d_k.z<<<z_grid, k_se_threads, 0, s>>>(
-                c.y, Qt, d_L, static_cast<int>(c.n_vec), c.map, z);
-            MIMODET_CUDA_CHECK_LAUNCH();
+            launch_kernel(d_k.z,
+                          z_grid,
+                          block,
+                          0,
+                          s,
+                          d_dependent,
+                          c.y,
+                          Qt,
+                          d_L,
+                          static_cast<int>(c.n_vec),
+                          c.map,
+                          z);
         }
         const size_t smem = d_k.rows_smem; // the rows in shared memory, if there
-        d_k.first<<<first_grid, k_se_threads, smem, s>>>(c.y,
-                                                         R,
-                                                         Qt,
-                                                         weights,
-                                                         perm,
-                                                         d_L,
-                                                         static_cast<int>(c.n_vec),
-                                                         c.map,
-                                                         W,
-                                                         z,
-                                                         d_stored_z,
-                                                         d_deferred,
-                                                         c.bits,
-                                                         c.stats,
-                                                         d_enum ? UINT32_MAX : d_split,
-                                                         drain,
-                                                         d_drain_sparse,
-                                                         d_clock.budget_ns(),
-                                                         d_clock.start());
-        MIMODET_CUDA_CHECK_LAUNCH();
+        launch_kernel(d_k.first,
+                      first_grid,
+                      block,
+                      smem,
+                      s,
+                      d_dependent,
+                      c.y,
+                      R,
+                      Qt,
+                      weights,
+                      perm,
+                      d_L,
+                      static_cast<int>(c.n_vec),
+                      c.map,
+                      W,
+                      z,
+                      d_stored_z,
+                      d_deferred,
+                      c.bits,
+                      c.stats,
+                      d_enum ? UINT32_MAX : d_split,
+                      drain,
+                      d_drain_sparse,
+                      d_clock.budget_ns(),
+                      d_clock.start());
         if (d_enum)
             return;
         // The waves: a launch each, or one cooperative launch that ends at the first wave
@@ -1663,24 +1718,26 @@ protected:
         }
         if (!d_cooperative) {
             for (int w = 0; w < d_L.waves; ++w) {
-                d_k.wave<<<static_cast<unsigned>(d_grid),
-                           k_se_threads,
-                           d_k.rows_smem,
-                           s>>>(z,
-                                c.y,
-                                Qt,
-                                R,
-                                weights,
-                                d_L,
-                                c.map,
-                                W,
-                                w,
-                                w + 1,
-                                d_split,
-                                drain,
-                                d_clock.budget_ns(),
-                                d_clock.start());
-                MIMODET_CUDA_CHECK_LAUNCH();
+                launch_kernel(d_k.wave,
+                              static_cast<unsigned>(d_grid),
+                              block,
+                              smem,
+                              s,
+                              d_dependent,
+                              static_cast<const double*>(z),
+                              c.y,
+                              static_cast<const double*>(Qt),
+                              static_cast<const double*>(R),
+                              static_cast<const double*>(weights),
+                              d_L,
+                              c.map,
+                              W,
+                              w,
+                              w + 1,
+                              d_split,
+                              drain,
+                              d_clock.budget_ns(),
+                              d_clock.start());
             }
         }
         const unsigned small = static_cast<unsigned>(d_sms);
@@ -1688,15 +1745,19 @@ protected:
             d_deferred ? static_cast<unsigned>(std::min(
                              (c.n_vec + k_se_threads - 1) / k_se_threads, d_grid))
                        : small;
-        psd_se_write_kernel<<<write_grid, k_se_threads, 0, s>>>(
-            perm,
-            d_L,
-            c.map,
-            W,
-            d_deferred ? static_cast<int>(c.n_vec) : 0,
-            c.bits,
-            c.stats);
-        MIMODET_CUDA_CHECK_LAUNCH();
+        launch_kernel(psd_se_write_kernel,
+                      write_grid,
+                      block,
+                      0,
+                      s,
+                      d_dependent,
+                      static_cast<const uint8_t*>(perm),
+                      d_L,
+                      c.map,
+                      W,
+                      d_deferred ? static_cast<int>(c.n_vec) : 0,
+                      c.bits,
+                      c.stats);
     }
 
     bool kernels_write_stats() const override { return true; }
@@ -1751,6 +1812,8 @@ private:
     bool d_cooperative = false; //!< all waves in one cooperative launch
     bool d_stored_z = false;    //!< psd_se_z_kernel before the first pass
     bool d_first_leaf = false;  //!< psd_se_first_leaf_kernel before the first pass
+    //! a chunk's kernels after its QR as dependent launches (dependent_launch.cuh)
+    bool d_dependent = false;
     bool d_deferred = false; //!< the first pass's decisions written by the write kernel
     size_t d_capacity = k_se_min_task_capacity; //!< entries of each task list
     int d_sms = 0;

@@ -805,17 +805,18 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
     // their next vector or task one by one or in groups of 8 or 32
     // (MIMODET_PSD_SE_REFILL; 32: once no lane of the warp searches), and with the
     // vectors whose search ends at its first leaf decided before the first pass or by it
-    // (MIMODET_PSD_SE_FIRST_LEAF). Sanitizer
+    // (MIMODET_PSD_SE_FIRST_LEAF), and with the kernels after the QR launched as
+    // dependent launches or plain ones (MIMODET_PSD_SE_DEPENDENT_LAUNCH). Sanitizer
     // sizes: a tenth of the matrices (the first shape still has about 80 searches of
     // more than 1000 nodes).
     struct setting {
-        const char *shared_rows, *stored_z, *deferred, *refill, *first_leaf;
+        const char *shared_rows, *stored_z, *deferred, *refill, *first_leaf, *dependent;
     };
-    for (const auto& [shared_rows, stored_z, deferred, refill, first_leaf] :
-         { setting{ "0", "1", "1", "8", "1" },
-           setting{ "1", "1", "1", "8", "0" },
-           setting{ "1", "0", "0", "32", "1" },
-           setting{ "1", "1", "0", "1", "1" } })
+    for (const auto& [shared_rows, stored_z, deferred, refill, first_leaf, dependent] :
+         { setting{ "0", "1", "1", "8", "1", "1" },
+           setting{ "1", "1", "1", "8", "0", "0" },
+           setting{ "1", "0", "0", "32", "1", "1" },
+           setting{ "1", "1", "0", "1", "1", "0" } })
         for (const se_shape& sh : { se_shape{ 4, modulation::qam64, -5.0, 8.0, 300 },
                                     se_shape{ 4, modulation::qam64, 15.0, 25.0, 600 },
                                     se_shape{ 4, modulation::qam16, 0.0, 25.0, 300 },
@@ -826,6 +827,7 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
             const qa::env_override write("MIMODET_PSD_SE_DEFERRED_WRITE", deferred);
             const qa::env_override take("MIMODET_PSD_SE_REFILL", refill);
             const qa::env_override leaf("MIMODET_PSD_SE_FIRST_LEAF", first_leaf);
+            const qa::env_override launch("MIMODET_PSD_SE_DEPENDENT_LAUNCH", dependent);
             const auto b = sh.batch(10, 1400);
             auto gpu = sh.psd("cuda");
             auto cpu = sh.psd("cpu");
@@ -838,7 +840,7 @@ TEST(gpu_psd, depth_first_kernels_decide_as_the_cpu)
                     to_string(sh.mod) + " snr " + std::to_string(sh.snr_lo) + " call " +
                     std::to_string(call) + " shared rows " + shared_rows + " stored z " +
                     stored_z + " deferred " + deferred + " refill " + refill +
-                    " first leaf " + first_leaf;
+                    " first leaf " + first_leaf + " dependent " + dependent;
                 ASSERT_EQ(r.g, r.c) << what;
                 size_t long_searches = 0, differ = 0;
                 for (size_t v = 0; v < n_vec; ++v) {

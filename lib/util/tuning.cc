@@ -126,6 +126,12 @@ const std::vector<switch_info>& switches()
           "1: a depth-first CUDA PSD decides the vectors whose search ends at its first "
           "leaf, and computes every vector's z, in a kernel before the first pass; 0: "
           "the first pass searches every vector" },
+        { "MIMODET_PSD_SE_DEPENDENT_LAUNCH",
+          "0|1",
+          "1 at QPSK (where the GPU's compute capability is 9.0 or above), else 0",
+          "1: a depth-first CUDA PSD launches each kernel of a chunk after its QR as a "
+          "programmatic dependent launch, whose blocks are dispatched while the kernel "
+          "before ends; 0: as plain launches" },
         { "MIMODET_PSD_SE_REFILL",
           "1..32",
           "8 at 4x4 64QAM, else 1",
@@ -204,6 +210,10 @@ int psd_se_shared_rows() { return integer("MIMODET_PSD_SE_SHARED_ROWS", 0, 1, -1
 int psd_se_stored_z() { return integer("MIMODET_PSD_SE_STORED_Z", 0, 1, -1); }
 int psd_se_deferred_write() { return integer("MIMODET_PSD_SE_DEFERRED_WRITE", 0, 1, -1); }
 int psd_se_first_leaf() { return integer("MIMODET_PSD_SE_FIRST_LEAF", 0, 1, -1); }
+int psd_se_dependent_launch()
+{
+    return integer("MIMODET_PSD_SE_DEPENDENT_LAUNCH", 0, 1, -1);
+}
 int psd_se_refill() { return integer("MIMODET_PSD_SE_REFILL", 1, 32, 0); }
 int psd_se_chunk() { return integer("MIMODET_PSD_SE_CHUNK", 4096, 1 << 20, 0); }
 

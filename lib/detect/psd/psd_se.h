@@ -145,6 +145,17 @@ MIMODET_HD constexpr bool psd_se_first_leaf(int N, int log2P)
     return !(log2P == 3 && N >= 8);
 }
 
+/*!
+ * Whether the CUDA depth-first kernels of a chunk after its QR run as programmatic
+ * dependent launches (cuda/common/dependent_launch.cuh: a kernel's blocks dispatched
+ * while the kernel before it ends), for N real levels of P = 2^log2P levels. On an H100
+ * (docs/PERFORMANCE.md) 4x4 QPSK ran 1.05-1.07x and 2x2 QPSK 1.12x, whose kernels are
+ * short, but 4x4 16QAM 0.96-1.02x, 64QAM 0.96-0.99x, 2x2 16QAM 0.98x, 2x2 64QAM
+ * 0.99-1.03x: at QPSK only.
+ * MIMODET_PSD_SE_DEPENDENT_LAUNCH replaces it.
+ */
+MIMODET_HD constexpr bool psd_se_dependent_launch(int, int log2P) { return log2P == 1; }
+
 //! One received vector's problem: z = R s + noise, R upper triangular with R_kk >= 0.
 struct psd_se_problem {
     const double* R;     //!< N x N, row-major, element (k, j) at R[k N + j]
