@@ -51,7 +51,7 @@
 //    until the launch's longest searches end; from then on a search spreads after
 //    psd_se_drain_nodes (psd_se_drain_nodes_sparse where the chunk has fewer vectors than
 //    the grid holds threads, one 20 MHz slot, or the first-leaf kernel leaves the first
-//    pass fewer: most of the GPU is idle from the start),
+//    pass fewer: most of the GPU is idle from the start; psd_se_drain_count),
 //    so the next wave shares it over the whole GPU (psd_se_drains: not for trees of at
 //    most 256 leaves, whose searches are short).
 //  waves (psd_se_wave_kernel, N-1 at most): a launch each or, where searches rarely
@@ -291,12 +291,17 @@ se_store_rotated(int N, int v, const double (&z)[NMAX], double* z_all)
 }
 
 //! First in every kernel of this file, which may be launched as a dependent of the
-//! kernel before it on the stream (psd_se_dependent_launch): waits for that kernel's
-//! writes, then lets the next kernel's blocks be dispatched.
+//! kernel before it on the stream (d_dependent): waits for that kernel's writes. Early:
+//! then lets the next kernel's blocks be dispatched, which only kernels whose threads
+//! take about as long do. The next kernel's blocks would take the slots of the first
+//! pass's or a wave's ended blocks and wait beside its longest searches on the same SMs,
+//! which ran 4x4 64QAM 0.96x on an H100; there they are dispatched as its blocks end.
+template <bool Early = true>
 __device__ __forceinline__ void se_kernel_entry()
 {
     dependent_launch_wait();
-    dependent_launch_allow();
+    if constexpr (Early)
+        dependent_launch_allow();
 }
 
 //! Every vector's z (se_rotate) into z_all, N a vector: one thread per vector.
@@ -750,7 +755,7 @@ __global__ void __launch_bounds__(k_se_threads, k_se_first_blocks<NMAX, SharedRo
                         unsigned long long budget_ns,
                         unsigned long long* __restrict__ call_start)
 {
-    se_kernel_entry();
+    se_kernel_entry<false>();
     __shared__ double s_value[8];
     __shared__ unsigned long long s_start;
     if (threadIdx.x < L.P)
@@ -1257,7 +1262,7 @@ __global__ void __launch_bounds__(k_se_threads)
                        unsigned long long budget_ns,
                        unsigned long long* __restrict__ call_start)
 {
-    se_kernel_entry();
+    se_kernel_entry<false>();
     // A wave without tasks ends the search (tasks come only from the wave before), and
     // its blocks leave before any set-up (the count is the same for every thread, so none
     // waits at the barrier below).
@@ -1368,14 +1373,14 @@ uint32_t se_split_nodes()
     return n > 0 ? static_cast<uint32_t>(n) : psd_se_split_nodes;
 }
 
-//! The drain rule's node count (nodes: psd_se_drain_nodes or _sparse) for N real levels
-//! of P = 2^log2P levels; UINT32_MAX: none.
-uint32_t se_drain_nodes(int N, int log2P, uint32_t nodes)
+//! The drain rule's node count (psd_se_drain_count) for N real levels of P = 2^log2P
+//! levels; UINT32_MAX: none.
+uint32_t se_drain_nodes(int N, int log2P, bool sparse)
 {
     const int n = tuning::psd_se_drain();
     if (n > 0)
         return static_cast<uint32_t>(n);
-    return psd_se_drains(N, log2P) ? nodes : UINT32_MAX;
+    return psd_se_drains(N, log2P) ? psd_se_drain_count(N, log2P, sparse) : UINT32_MAX;
 }
 
 using se_enum_fn = decltype(&psd_se_enum_kernel<8, 2>);
@@ -1446,9 +1451,8 @@ public:
         : cuda_batch_detector(cfg, false), d_L(L), d_k(k), d_enum(se_pick_enum(L)),
           d_sorted(psd_uses_sorted_qr(cfg.sorted_qr, psd_cpu_tuned(cfg.n_tx))),
           d_clock(static_cast<unsigned long long>(psd_deadline_ns(cfg.psd_deadline_us))),
-          d_split(se_split_nodes()),
-          d_drain(se_drain_nodes(L.N, L.log2P, psd_se_drain_nodes)),
-          d_drain_sparse(se_drain_nodes(L.N, L.log2P, psd_se_drain_nodes_sparse))
+          d_split(se_split_nodes()), d_drain(se_drain_nodes(L.N, L.log2P, false)),
+          d_drain_sparse(se_drain_nodes(L.N, L.log2P, true))
     {
         int dev = 0;
         MIMODET_CUDA_CHECK(cudaGetDevice(&dev));
@@ -1494,9 +1498,7 @@ public:
             (L.node_budget == 0 || L.node_budget > static_cast<uint32_t>(L.N * L.P)) &&
             (first_leaf < 0 ? psd_se_first_leaf(L.N, L.log2P) : first_leaf == 1);
         const int dependent = tuning::psd_se_dependent_launch();
-        d_dependent =
-            dependent_launch_supported() &&
-            (dependent < 0 ? psd_se_dependent_launch(L.N, L.log2P) : dependent == 1);
+        d_dependent = dependent_launch_supported() && dependent != 0;
 
         d_sms = prop.multiProcessorCount;
         d_chunk = static_cast<size_t>(tuning::psd_se_chunk());

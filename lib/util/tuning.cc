@@ -128,7 +128,7 @@ const std::vector<switch_info>& switches()
           "the first pass searches every vector" },
         { "MIMODET_PSD_SE_DEPENDENT_LAUNCH",
           "0|1",
-          "1 at QPSK (where the GPU's compute capability is 9.0 or above), else 0",
+          "1 (where the GPU's compute capability is 9.0 or above)",
           "1: a depth-first CUDA PSD launches each kernel of a chunk after its QR as a "
           "programmatic dependent launch, whose blocks are dispatched while the kernel "
           "before ends; 0: as plain launches" },

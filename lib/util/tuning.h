@@ -115,8 +115,7 @@ MIMODET_API int psd_se_first_leaf();
 //! MIMODET_PSD_SE_DEPENDENT_LAUNCH=0|1: 1 launches the kernels of a depth-first CUDA PSD
 //! chunk after its QR as programmatic dependent launches (where the GPU's compute
 //! capability is 9.0 or above; cuda/common/dependent_launch.cuh); 0: as plain launches.
-//! -1 (unset): the detector's choice (psd_se_dependent_launch). Read when a detector is
-//! made.
+//! -1 (unset): 1. Read when a detector is made.
 MIMODET_API int psd_se_dependent_launch();
 
 //! MIMODET_PSD_SE_REFILL=1..32: lanes of a warp of a depth-first CUDA PSD's first pass

@@ -40,13 +40,28 @@ constexpr int psd_se_max_n = 16;
  * The CUDA depth-first kernels (cuda/psd/psd_se_cuda.cu) run a search in one thread until
  * it has expanded psd_se_split_nodes nodes, or, once every vector of the launch has its
  * thread (psd_se_drains), psd_se_drain_nodes (psd_se_drain_nodes_sparse where the
- * launch's vectors are fewer than the GPU holds threads); then the rest of it is spread
- * over tasks, whose node counts depend on the schedule. A search that expands fewer than
- * each has the CPU's counts. MIMODET_PSD_SE_SPLIT and MIMODET_PSD_SE_DRAIN replace them.
+ * launch's vectors are fewer than the GPU holds threads; psd_se_drain_count); then the
+ * rest of it is spread over tasks, whose node counts depend on the schedule. A search
+ * that expands fewer than each has the CPU's counts. MIMODET_PSD_SE_SPLIT and
+ * MIMODET_PSD_SE_DRAIN replace them.
  */
 constexpr uint32_t psd_se_split_nodes = 128;
 constexpr uint32_t psd_se_drain_nodes = 32;
 constexpr uint32_t psd_se_drain_nodes_sparse = 16;
+
+/*!
+ * The drain rule's count for N real levels of P = 2^log2P levels, where the launch's
+ * vectors are fewer than the GPU holds threads (sparse) or not: 24 for both at 4x4 16QAM,
+ * else psd_se_drain_nodes_sparse or psd_se_drain_nodes. On an H100 (docs/PERFORMANCE.md)
+ * 24 ran 4x4 16QAM 1.035x at 20 dB and 0.99-1.00x at 5, 10, 15 and 25 dB; 2x2 64QAM
+ * 0.90-0.95x and 8x8 16QAM 1.00x, which keep 32 and 16.
+ */
+MIMODET_HD constexpr uint32_t psd_se_drain_count(int N, int log2P, bool sparse)
+{
+    if (N == 8 && log2P == 2)
+        return 24;
+    return sparse ? psd_se_drain_nodes_sparse : psd_se_drain_nodes;
+}
 
 /*!
  * Whether the CUDA kernels apply psd_se_drain_nodes to N real levels of P = 2^log2P
@@ -144,17 +159,6 @@ MIMODET_HD constexpr bool psd_se_first_leaf(int N, int log2P)
 {
     return !(log2P == 3 && N >= 8);
 }
-
-/*!
- * Whether the CUDA depth-first kernels of a chunk after its QR run as programmatic
- * dependent launches (cuda/common/dependent_launch.cuh: a kernel's blocks dispatched
- * while the kernel before it ends), for N real levels of P = 2^log2P levels. On an H100
- * (docs/PERFORMANCE.md) 4x4 QPSK ran 1.05-1.07x and 2x2 QPSK 1.12x, whose kernels are
- * short, but 4x4 16QAM 0.96-1.02x, 64QAM 0.96-0.99x, 2x2 16QAM 0.98x, 2x2 64QAM
- * 0.99-1.03x: at QPSK only.
- * MIMODET_PSD_SE_DEPENDENT_LAUNCH replaces it.
- */
-MIMODET_HD constexpr bool psd_se_dependent_launch(int, int log2P) { return log2P == 1; }
 
 //! One received vector's problem: z = R s + noise, R upper triangular with R_kk >= 0.
 struct psd_se_problem {
