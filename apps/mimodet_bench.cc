@@ -87,7 +87,8 @@ bool parse(int argc, char** argv, options& o)
         .text("--psd-preset",
               o.psd_preset,
               "P",
-              "default (the backend's own), se (depth-first\n"
+              "default (the depth-first set, run with the backend's own\n"
+              "settings), se (the same set given by value: depth-first\n"
               "Schnorr-Euchner search on a sorted QR), table5 (the paper's\n"
               "Algorithm 3 with its Table 5 set, plain QR) or h100-alg3\n"
               "(Algorithm 3 with the set tuned on an H100)",

@@ -1758,9 +1758,8 @@ size_t psd_cuda_preprocess_differences(
 detector::sptr make_psd_cuda_detector(const detector_config& cfg)
 {
     const constellation& c = constellation::get(cfg.mod);
-    // One place for the PSD rules (Table 1 checks, the defaults: psd_gpu_default).
-    const psd_params p =
-        psd_resolve(cfg.psd_lvl, cfg.psd_exp, cfg.n_tx, c.pam_order(), /*gpu=*/true);
+    // One place for the PSD rules (Table 1 checks, the default set).
+    const psd_params p = psd_resolve(cfg.psd_lvl, cfg.psd_exp, cfg.n_tx, c.pam_order());
     (void)psd_deadline_ns(cfg.psd_deadline_us); // the shared check, before any device work
     if (psd_radius(cfg.psd_radius, /*gpu=*/true) > 0.0)
         throw cuda_unsupported("mimodet: psd on CUDA: psd_radius > 0 (got " +

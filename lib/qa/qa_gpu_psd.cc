@@ -59,8 +59,9 @@ detector::sptr make_psd(int n_tx,
     // "preset" (empty): the CPU runs the set the CUDA backend picks by default, so that
     // decisions and node counts compare.
     const psd_params q =
-        p.lvl.empty() ? core::psd_resolve({}, {}, n_tx, constellation::get(mod).pam_order(), true)
-                      : p;
+        p.lvl.empty()
+            ? core::psd_resolve({}, {}, n_tx, constellation::get(mod).pam_order())
+            : p;
     c.psd_lvl = q.lvl;
     c.psd_exp = q.exp;
     c.sorted_qr = sorted_qr;
@@ -118,8 +119,8 @@ bool on_se_kernels(const psd_params& p, int n_tx, modulation mod)
 {
     const int omega = constellation::get(mod).pam_order();
     return !qa::psd_alg3_forced() &&
-           core::psd_is_depth_first(
-               p.lvl.empty() ? core::psd_resolve({}, {}, n_tx, omega, true) : p);
+           core::psd_is_depth_first(p.lvl.empty() ? core::psd_resolve({}, {}, n_tx, omega)
+                                                  : p);
 }
 
 //! Node counts of vector v that must equal the CPU's (see on_se_kernels); a vector the

@@ -152,7 +152,7 @@ TEST(gpu_psd_budget, default_leaves_realistic_inputs_exact_and_bounds_hostile_on
         const double snr = mod == modulation::qpsk ? 0.0 : (mod == modulation::qam16 ? 5.0 : 10.0);
         const auto b = qa::make_batch(
             4, 4, mod, qa::sanitizer_size(400, 40), 7, snr, snr + 10.0, 59);
-        const auto p = core::psd_resolve({}, {}, 4, constellation::get(mod).pam_order(), true);
+        const auto p = core::psd_resolve({}, {}, 4, constellation::get(mod).pam_order());
         const result exact = qa::run_with_stats(*make_psd(b, "cpu", 0, p), b);
         const result g = qa::run_with_stats(*make_psd(b, "cuda", -1, p), b);
         EXPECT_EQ(g.truncated, 0u) << to_string(mod);

@@ -113,21 +113,21 @@ TEST(psd_params, defaults_and_cpu_tuned)
     EXPECT_TRUE(core::psd_is_depth_first(core::psd_cpu_tuned(4)));
     EXPECT_FALSE(core::psd_is_depth_first(core::psd_preset(4, 4)));
     EXPECT_EQ(core::psd_default_params(3).lvl, (std::vector<int>{ 7, 5, 3, 1 }));
-    // Empty parameters resolve to the depth-first set on both backends, which runs on a
-    // sorted QR by default; the paper's sets keep the plain QR.
-    for (bool gpu : { false, true }) {
-        const auto r = core::psd_resolve({}, {}, 2, 8, gpu);
-        EXPECT_EQ(r.lvl, (std::vector<int>{ 5, 4, 3, 2, 1 }));
-        EXPECT_EQ(r.exp, (std::vector<int>{ 1, 1, 1, 1 }));
-        EXPECT_TRUE(core::psd_uses_sorted_qr(-1, r));
-        EXPECT_FALSE(core::psd_uses_sorted_qr(0, r));
-    }
+    // Empty parameters resolve to the depth-first set (both backends), which runs on a
+    // sorted QR by default; the paper's sets and the H100 sets keep the plain QR.
+    const auto r = core::psd_resolve({}, {}, 2, 8);
+    EXPECT_EQ(r.lvl, (std::vector<int>{ 5, 4, 3, 2, 1 }));
+    EXPECT_EQ(r.exp, (std::vector<int>{ 1, 1, 1, 1 }));
+    EXPECT_TRUE(core::psd_uses_sorted_qr(-1, r));
+    EXPECT_FALSE(core::psd_uses_sorted_qr(0, r));
     EXPECT_FALSE(core::psd_uses_sorted_qr(-1, core::psd_preset(2, 8)));
-    // CUDA at 4x4 16QAM: Algorithm 3's H100 set (measured faster there), on the plain QR.
-    const auto g44 = core::psd_resolve({}, {}, 4, 4, true);
-    EXPECT_EQ(g44.lvl, core::psd_gpu_preset(4, 4).lvl);
-    EXPECT_FALSE(core::psd_uses_sorted_qr(-1, g44));
-    EXPECT_TRUE(core::psd_is_depth_first(core::psd_resolve({}, {}, 4, 4, false)));
+    for (int omega : { 2, 4, 8 }) {
+        const auto r44 = core::psd_resolve({}, {}, 4, omega);
+        EXPECT_TRUE(core::psd_is_depth_first(r44)) << omega;
+        EXPECT_EQ(r44.lvl, core::psd_cpu_tuned(4).lvl) << omega;
+        EXPECT_FALSE(core::psd_uses_sorted_qr(-1, core::psd_gpu_preset(4, omega)))
+            << omega;
+    }
     EXPECT_TRUE(core::psd_uses_sorted_qr(1, core::psd_preset(2, 8)));
 }
 

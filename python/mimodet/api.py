@@ -8,7 +8,7 @@ detector (mimo_detector, mimo_receiver)."""
 
 import numbers
 
-from .mimodet_python import block_detector_config, cuda_device_count, detector_config
+from .mimodet_python import block_detector_config, detector_config
 from .mimodet_python import make_detector, mimo_detector, mimo_receiver
 from .mimodet_python import modulation as _modulation_enum
 from .mimodet_python import modulation_name, parse_modulation, psd_default_params
@@ -177,18 +177,20 @@ def _config(who, algorithm, n_tx, n_rx, modulation, backend, params):
 def _raise_with_psd_rule(e, cfg):
     """A ValueError about the PSD parameters again, with the rule and the defaults."""
     if "psd parameters" in str(e) or "psd_lvl" in str(e):
-        d = psd_default(cfg.n_tx, cfg.mod, cfg.backend)
+        d = psd_default(cfg.n_tx, cfg.mod)
         raise ValueError("%s. The rule: %s" % (e, _PSD_RULES % (
             cfg.n_tx, modulation_name(cfg.mod), d["lvl"], d["exp"]))) from None
 
 
 def psd_default(n_tx, modulation="16qam", backend="cpu"):
     """The PSD parameters a detector uses when lvl and exp are left unset, as a dict
-    {"lvl": [...], "exp": [...]}: the CPU's (the paper's Table 5 set, else one level per
-    antenna) or, for backend "cuda" ("auto" with a GPU), the CUDA backend's."""
+    {"lvl": [...], "exp": [...]}: the depth-first set (lvl = 2 n_tx + 1, ..., 1, exp all
+    1), the default of every backend ("cpu", "cuda" or "auto")."""
+    if backend not in ("cpu", "cuda", "auto"):
+        raise ValueError("psd_default: backend must be 'cpu', 'cuda' or 'auto', got %r"
+                         % (backend,))
     mod = parse_modulation(modulation) if isinstance(modulation, str) else modulation
-    gpu = backend == "cuda" or (backend == "auto" and cuda_device_count() > 0)
-    lvl, exp = psd_default_params(int(n_tx), mod, gpu)
+    lvl, exp = psd_default_params(int(n_tx), mod)
     return {"lvl": list(lvl), "exp": list(exp)}
 
 

@@ -114,11 +114,13 @@ class qa_readme(gr_unittest.TestCase):
                                           ref.detect_bits(H, y, 0.5), s["name"])
 
     def test_004_presets_are_read_only(self):
-        # The CPU's default is the depth-first set; CUDA's at 4x4 16QAM the H100 set.
-        self.assertEqual(mimodet.psd_default(4, "16qam"),
-                         self._dict_params("cpu-tuned-4tx"))
-        self.assertEqual(mimodet.psd_default(4, "16qam", "cuda"),
-                         self._dict_params("h100-4x4-omega4"))
+        # Every backend's default is the depth-first set.
+        for backend in ("cpu", "cuda", "auto"):
+            for mod in ("qpsk", "16qam", "64qam"):
+                self.assertEqual(mimodet.psd_default(4, mod, backend),
+                                 self._dict_params("cpu-tuned-4tx"), (backend, mod))
+        with self.assertRaisesRegex(ValueError, "backend must be"):
+            mimodet.psd_default(4, "16qam", "gpu")
 
         sets = mimodet.psd_presets()
         sets[0]["lvl"].append(99)

@@ -61,8 +61,9 @@ struct MIMODET_API detector_config {
     //! backend ignores it.
     int device = 0;
 
-    //! PSD (real-valued tree of N = 2 n_tx levels): lvl_0 = N+1 > lvl_1 > ... > lvl_nr = 1
-    //! and exp_0 = 1, exp_x <= eval_x (PSD paper, Table 1). Empty: the Table 5 preset.
+    //! PSD (real-valued tree of N = 2 n_tx levels): lvl_0 = N+1 > lvl_1 > ... > lvl_nr =
+    //! 1 and exp_0 = 1, exp_x <= eval_x (PSD paper, Table 1). Both empty: the depth-first
+    //! set (lvl = N+1, N, ..., 1, exp all 1), the default of both backends.
     std::vector<int> psd_lvl;
     std::vector<int> psd_exp;
 
@@ -72,9 +73,10 @@ struct MIMODET_API detector_config {
     int sfsd_niter = -1;
 
     //! Channel ordering of the tree/trellis detectors: 1 sorted QR (SQRD), 0 plain QR in
-    //! antenna order, -1 the algorithm's default. PSD: default 0 (the paper's plain QR;
-    //! 1 gives the same ML result with fewer nodes). MTT: default 1 (journal Sec. 6.1:
-    //! the host performs a sorted QR). FSD/SFSD always use the FSD ordering.
+    //! antenna order, -1 the algorithm's default. PSD: sorted for the depth-first set,
+    //! plain for the paper's sets (the same ML result either way, the node counts
+    //! differ). MTT: default 1 (journal Sec. 6.1: the host performs a sorted QR).
+    //! FSD/SFSD always use the FSD ordering.
     int sorted_qr = -1;
 
     //! LLR clipping magnitude (after 1/noise_var scaling); 0 disables clipping. A list

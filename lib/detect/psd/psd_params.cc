@@ -232,15 +232,6 @@ psd_params psd_cpu_tuned(int n_tx)
     return p;
 }
 
-psd_params psd_gpu_default(int n_tx, int omega)
-{
-    // Measured on an H100 at 20 dB (docs/PERFORMANCE.md, "Exact ML (psd)"): the SE
-    // kernels are faster everywhere but at 4x4 16QAM, where Algorithm 3's tuned set is.
-    if (n_tx == 4 && omega == 4)
-        return psd_gpu_preset(n_tx, omega);
-    return psd_cpu_tuned(n_tx);
-}
-
 bool psd_uses_sorted_qr(int sorted_qr, const psd_params& p)
 {
     return sorted_qr == 1 || (sorted_qr == -1 && psd_is_depth_first(p));
@@ -284,15 +275,12 @@ double psd_radius(double requested, bool gpu)
     return requested;
 }
 
-psd_params psd_resolve(const std::vector<int>& lvl,
-                       const std::vector<int>& exp,
-                       int n_tx,
-                       int omega,
-                       bool gpu)
+psd_params
+psd_resolve(const std::vector<int>& lvl, const std::vector<int>& exp, int n_tx, int omega)
 {
     psd_params p;
     if (lvl.empty() && exp.empty())
-        p = gpu ? psd_gpu_default(n_tx, omega) : psd_cpu_tuned(n_tx);
+        p = psd_cpu_tuned(n_tx);
     else if (lvl.empty() || exp.empty())
         throw std::invalid_argument(
             "mimodet: psd_lvl and psd_exp must be given together (or both left empty "

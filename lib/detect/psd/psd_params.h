@@ -20,10 +20,11 @@
 //         1 <= exp_x <= eval_x: how many of the best (sorted) partial vectors of level
 //         lvl_x are expanded together. There is no exp for the leaf level.
 //   eval_x = exp_(x-1) * |Omega|^(lvl_(x-1) - lvl_x) is the buffer size of level lvl_x.
-// Both empty: the fastest exact setting of the backend. CPU: the depth-first set
+// Both empty: the fastest exact setting, the depth-first set on both backends
 // (psd_cpu_tuned: every level evaluated, exp all 1, a Schnorr-Euchner search) on a sorted
-// QR. CUDA: psd_gpu_default. The paper's sets (Table 2, Table 5) and the H100-tuned
-// Algorithm 3 sets are given by value.
+// QR; each backend runs it with its own defaults (the CPU's starting radius, the GPU's
+// enumeration and spread searches). The paper's sets (Table 2, Table 5) and the
+// H100-tuned Algorithm 3 sets are given by value.
 
 #ifndef INCLUDED_MIMODET_CORE_PSD_PARAMS_H
 #define INCLUDED_MIMODET_CORE_PSD_PARAMS_H
@@ -76,11 +77,13 @@ psd_params psd_preset(int n_tx, int omega);
 //! docs/PERFORMANCE.md): the fastest set per (n_tx, omega) at 20 dB for the CUDA kernel.
 const std::vector<psd_paper_set>& psd_gpu_presets();
 
-//! The CUDA default: psd_gpu_presets()' set for (n_tx, omega), else psd_preset().
+//! psd_gpu_presets()' set for (n_tx, omega), else psd_preset() (`--psd-preset
+//! h100-alg3`).
 psd_params psd_gpu_preset(int n_tx, int omega);
 
-//! CPU-tuned set: every level evaluated (lvl = N+1, N, ..., 1), exp all 1. PSD then is
-//! a depth-first Schnorr-Euchner sphere decoder (sorted children, radius update).
+//! The depth-first set, the default of both backends: every level evaluated (lvl = N+1,
+//! N, ..., 1), exp all 1. PSD then is a depth-first Schnorr-Euchner sphere decoder
+//! (sorted children, radius update).
 psd_params psd_cpu_tuned(int n_tx);
 
 //! True for lvl = N+1, N, ..., 1 with exp all 1 (the depth-first special case).
@@ -90,10 +93,6 @@ bool psd_is_depth_first(const psd_params& p);
 //! default) with the depth-first set, whose node counts a sorted QR cuts most. The paper's
 //! sets keep the paper's plain QR by default.
 bool psd_uses_sorted_qr(int sorted_qr, const psd_params& p);
-
-//! The CUDA default: the depth-first set (the SE kernels), except where Algorithm 3 with
-//! psd_gpu_presets()' set measured faster on an H100 (4x4 16QAM).
-psd_params psd_gpu_default(int n_tx, int omega);
 
 //! Largest detector_config::psd_start_rows accepted.
 constexpr int psd_max_start_rows = 8;
@@ -129,13 +128,12 @@ constexpr double psd_radius_guard = 1e-9;
 //! (cuda_unsupported: backend 'auto' then takes the CPU).
 double psd_radius(double requested, bool gpu);
 
-//! User parameters (both empty: psd_cpu_tuned, or psd_gpu_default for the CUDA backend)
-//! validated; throws std::invalid_argument.
+//! User parameters (both empty: psd_cpu_tuned, the default of both backends) validated;
+//! throws std::invalid_argument.
 psd_params psd_resolve(const std::vector<int>& lvl,
                        const std::vector<int>& exp,
                        int n_tx,
-                       int omega,
-                       bool gpu = false);
+                       int omega);
 
 //! Largest PSD deadline accepted, in microseconds (1000 s: "no deadline" is 0, not a
 //! huge value; the bound keeps the nanosecond count far from overflow).

@@ -307,11 +307,11 @@ PYBIND11_MODULE(mimodet_python, m)
                        &detector_config::psd_lvl,
                        "PSD: the levels lvl_0 = 2 n_tx + 1 > ... > 1 where the search "
                        "switches between breadth and depth first (PSD paper, Table 1); "
-                       "empty: the Table 5 preset.")
+                       "both empty: the depth-first set, the default.")
         .def_readwrite("psd_exp",
                        &detector_config::psd_exp,
                        "PSD: the paths expanded at each of those levels (exp_0 = 1); "
-                       "empty: the Table 5 preset.")
+                       "both empty: the depth-first set, the default.")
         .def_readwrite("fsd_full_levels",
                        &detector_config::fsd_full_levels,
                        "FSD/SFSD: fully expanded levels T; -1: 1.")
@@ -433,32 +433,30 @@ PYBIND11_MODULE(mimodet_python, m)
              "no call runs, it cancels the next call. Ctrl-C cancels a call of the main "
              "thread by itself (KeyboardInterrupt).");
 
-    m.def(
-        "psd_presets",
-        &psd_presets,
-        "The PSD parameter sets the library defines, as a new list of dicts (name, "
-        "kind, n_tx, omega = |Omega| PAM levels per real dimension: 2 QPSK, 4 16QAM, "
-        "8 64QAM, lvl, exp): kind 'table2' the PSD paper's Table 2 configurations, "
-        "'table5' its Table 5 sets (mimodet_bench --psd-preset table5), 'gpu' the "
-        "Algorithm 3 sets searched on an H100 (the CUDA default at 4x4 16QAM; "
-        "--psd-preset h100-alg3), 'cpu-tuned' the depth-first set lvl = N+1, N, ..., 1 with "
-        "exp all 1 (any omega, omega None): the default, a Schnorr-Euchner sphere decoder "
-        "on a sorted QR on both backends. "
-        "Any of them goes to detector('psd', ..., lvl=s['lvl'], exp=s['exp']) for its "
-        "n_tx and omega.");
+    m.def("psd_presets",
+          &psd_presets,
+          "The PSD parameter sets the library defines, as a new list of dicts (name, "
+          "kind, n_tx, omega = |Omega| PAM levels per real dimension: 2 QPSK, 4 16QAM, "
+          "8 64QAM, lvl, exp): kind 'table2' the PSD paper's Table 2 configurations, "
+          "'table5' its Table 5 sets (mimodet_bench --psd-preset table5), 'gpu' the "
+          "Algorithm 3 sets searched on an H100 (--psd-preset h100-alg3), 'cpu-tuned' "
+          "the depth-first set lvl = N+1, N, ..., 1 with "
+          "exp all 1 (any omega, omega None): the default, a Schnorr-Euchner sphere "
+          "decoder "
+          "on a sorted QR on both backends. "
+          "Any of them goes to detector('psd', ..., lvl=s['lvl'], exp=s['exp']) for its "
+          "n_tx and omega.");
     m.def(
         "psd_default_params",
-        [](int n_tx, modulation mod, bool gpu) {
+        [](int n_tx, modulation mod) {
             const auto p =
-                core::psd_resolve({}, {}, n_tx, constellation::get(mod).pam_order(), gpu);
+                core::psd_resolve({}, {}, n_tx, constellation::get(mod).pam_order());
             return py::make_tuple(p.lvl, p.exp);
         },
         py::arg("n_tx"),
         py::arg("mod"),
-        py::arg("gpu") = false,
-        "(lvl, exp) a PSD detector uses when both are left empty: the CPU's (the "
-        "depth-first set) or, with gpu=True, the CUDA backend's (the depth-first set, "
-        "Algorithm 3's H100 set at 4x4 16QAM).");
+        "(lvl, exp) a PSD detector uses when both are left empty, on either backend: the "
+        "depth-first set.");
 
     bind_blocks(m);
 
