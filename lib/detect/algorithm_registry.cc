@@ -41,8 +41,10 @@ std::vector<algorithm_info> make_rows()
     {
         algorithm_info& r = row("psd", false, make_psd_kernel);
         r.uses_deadline = true;
-        r.defaults = "psd_lvl/psd_exp: the PSD paper's Table 5 preset (the CUDA backend: "
-                     "its own set); sorted_qr 0 (plain QR); psd_deadline_us 0 (exact ML)";
+        r.defaults =
+            "psd_lvl/psd_exp: the depth-first set (lvl 2 n_tx + 1, ..., 1, exp all "
+            "1) on both backends; sorted_qr -1 (sorted QR for that set, plain for "
+            "the paper's sets); psd_deadline_us 0 (exact ML)";
     }
     row("fsd", false, make_fsd_kernel).defaults = "fsd_full_levels 1";
     row("sfsd", true, make_sfsd_kernel).defaults =
